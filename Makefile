@@ -1,0 +1,43 @@
+# kport quick start:  make bench   |   make test
+# Both install what is missing (scripts/install-deps.sh), configure and build.
+#   build/ompi   the library, tools and tests against Open MPI
+#   build/mpich  the same against MPICH
+#   build/asan   Open MPI build with AddressSanitizer + UndefinedBehaviorSanitizer
+
+JOBS ?= 2
+PREFIX ?= /usr/local
+OMPI_CMAKE  = -DMPI_C_COMPILER=mpicc.openmpi -DMPIEXEC_EXECUTABLE=$(shell command -v mpirun.openmpi) -DKPORT_MPI_FLAVOR=openmpi
+MPICH_CMAKE = -DMPI_C_COMPILER=mpicc.mpich -DMPIEXEC_EXECUTABLE=$(shell command -v mpiexec.mpich) -DKPORT_MPI_FLAVOR=mpich
+
+.PHONY: all deps build build-ompi build-mpich build-asan test bench install clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: build-ompi build-mpich
+
+build-ompi: deps
+	@cmake -S . -B build/ompi $(OMPI_CMAKE) >/dev/null
+	@cmake --build build/ompi -j $(JOBS)
+
+build-mpich: deps
+	@cmake -S . -B build/mpich $(MPICH_CMAKE) >/dev/null
+	@cmake --build build/mpich -j $(JOBS)
+
+build-asan: deps
+	@cmake -S . -B build/asan $(OMPI_CMAKE) -DKPORT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build build/asan -j $(JOBS)
+
+test: build build-asan
+	@bash scripts/run-tests.sh
+
+bench: build
+	@bash scripts/bench.sh
+
+install: build-ompi
+	cmake --install build/ompi --prefix $(PREFIX)
+
+clean:
+	rm -rf build

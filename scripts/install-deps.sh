@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what kport needs to build, test and benchmark, if it is missing:
+# a C compiler, make, cmake, Open MPI and MPICH (with their development
+# files) and python3 (for the benchmark report). Idempotent: does nothing
+# when everything is there. Debian / Ubuntu (apt-get); run as root or with sudo.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have cc || have gcc || need+=(gcc)
+have make || need+=(make)
+have cmake || need+=(cmake)
+have mpicc.openmpi || need+=(openmpi-bin libopenmpi-dev)
+have mpirun.openmpi || need+=(openmpi-bin)
+have mpicc.mpich || need+=(mpich libmpich-dev)
+have mpiexec.mpich || need+=(mpich)
+have python3 || need+=(python3)
+
+if [ ${#need[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "install-deps: installing ${need[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if have sudo; then SUDO=sudo; else
+        echo "install-deps: need root (or sudo) to install: ${need[*]}" >&2
+        exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2068
+$SUDO apt-get install -y -qq --no-install-recommends ${need[@]} >/dev/null

@@ -1,0 +1,56 @@
+/*
+ * Algorithm registry: every algorithm kport can run, its collective, the
+ * parameters it takes and its builder. One table (src/select/registry.c),
+ * one builder per file under src/algo/<collective>/.
+ */
+#ifndef KP_ALGO_H
+#define KP_ALGO_H
+
+#include "sched/sched.h"
+
+/* Which parameters an algorithm takes (bit mask). */
+#define KP_PARAM_K 0x1u
+#define KP_PARAM_C 0x2u
+
+/* A builder appends rank s->rank's operations for (s->P, s->bytes) to s,
+ * which the caller has initialised with kp_sched_init. Parameters arrive
+ * with defaults already filled in. Returns KP_SUCCESS, or refuses with
+ * kp_sched_refuse(s, KP_ERR_PARAM / KP_ERR_UNSUPPORTED, "why"). */
+typedef int (*kp_build_fn)(kp_sched *s, const kp_params *prm);
+
+typedef struct kp_algo {
+    const char *name;
+    int coll;           /* enum kp_coll */
+    kp_build_fn build;
+    unsigned params;    /* KP_PARAM_* it accepts */
+    kp_params defaults; /* values used when a parameter is not given */
+    const char *summary;
+} kp_algo;
+
+/* All-gather builders (src/algo/allgather/<name>.c). */
+int kp_allgather_ring_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_recursive_doubling_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_direct_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_standard_exchange_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_bruck_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_concurrent_exchange_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_concurrent_exchange_split_build(kp_sched *s, const kp_params *prm);
+
+/* Registry queries. */
+int kp_algo_count(int coll);
+const kp_algo *kp_algo_at(int coll, int i);
+const kp_algo *kp_algo_find(int coll, const char *name);
+
+/* Parse "name[:k=3,C=2]" into an algorithm and its parameters (defaults
+ * filled in). Returns KP_SUCCESS or KP_ERR_PARAM with a message in err. */
+int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *prm,
+                  char *err, int errlen);
+/* Format "name:k=3" (only parameters the algorithm takes). */
+void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outlen);
+
+/* Build one rank's schedule of algorithm a (parameters validated and
+ * defaults applied). s is initialised here; free with kp_sched_free. */
+int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes,
+                  kp_sched *s);
+
+#endif /* KP_ALGO_H */

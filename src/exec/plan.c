@@ -1,0 +1,120 @@
+/*
+ * Plans: a schedule plus what running it needs (scratch, request array),
+ * cached per communicator and keyed by (collective, algorithm, parameters,
+ * bytes), most recently used first, at most KP_PLAN_CACHE_MAX entries. A
+ * repeated call finds its plan at the front of the list: it builds and
+ * allocates nothing. A builder's refusal is cached too, so a forced
+ * algorithm that cannot apply is not rebuilt on every call.
+ */
+#include "core/core.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* messages above this are sent as several MPI messages (int counts) */
+#define KP_CHUNK ((int64_t)1 << 30)
+
+static int64_t nchunks(int64_t len)
+{
+    return (len + KP_CHUNK - 1) / KP_CHUNK;
+}
+
+void kp_plan_free(kp_plan *pl)
+{
+    if (!pl)
+        return;
+    kp_sched_free(&pl->sched);
+    free(pl->scratch);
+    free(pl->reqs);
+    free(pl);
+}
+
+static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes,
+                      kp_plan **out)
+{
+    kp_plan *pl = calloc(1, sizeof(*pl));
+    if (!pl)
+        return kp_error(KP_ERR_NOMEM, "out of memory for a plan");
+    pl->coll = coll;
+    pl->algo = a;
+    pl->prm = *prm;
+    pl->bytes = bytes;
+    kp_algo_format(a, prm, pl->name, sizeof(pl->name));
+    int rc = kp_algo_build(a, prm, c->rank, c->size, bytes, &pl->sched);
+    if (rc == KP_ERR_NOMEM || rc == KP_ERR_INTERNAL) {
+        rc = kp_error(rc, "%s: %s", pl->name, pl->sched.errmsg);
+        kp_plan_free(pl);
+        return rc;
+    }
+    if (rc != KP_SUCCESS) {
+        pl->refused = 1;
+        pl->refuse_code = rc;
+        snprintf(pl->errmsg, sizeof(pl->errmsg), "%s", pl->sched.errmsg);
+        kp_sched_free(&pl->sched);
+        *out = pl;
+        return KP_SUCCESS;
+    }
+    /* requests: the largest round, counting chunks of huge messages */
+    int64_t cur = 0, best = 0;
+    for (int i = 0; i < pl->sched.nops; i++) {
+        const kp_op *op = &pl->sched.ops[i];
+        if (i > 0 && op->round != pl->sched.ops[i - 1].round)
+            cur = 0;
+        if (op->kind == KP_OP_SEND)
+            cur += nchunks(op->u.send.src.len);
+        else if (op->kind == KP_OP_RECV)
+            cur += nchunks(op->u.recv.dst.len);
+        if (cur > best)
+            best = cur;
+    }
+    if (best > INT_MAX / (int64_t)sizeof(MPI_Request)) {
+        kp_plan_free(pl);
+        return kp_error(KP_ERR_NOMEM, "a round needs %lld requests", (long long)best);
+    }
+    pl->maxreq = (int)best;
+    pl->reqs = malloc((size_t)(best ? best : 1) * sizeof(MPI_Request));
+    if (pl->sched.scratch_bytes > 0)
+        pl->scratch = malloc((size_t)pl->sched.scratch_bytes);
+    if (!pl->reqs || (pl->sched.scratch_bytes > 0 && !pl->scratch)) {
+        kp_plan_free(pl);
+        return kp_error(KP_ERR_NOMEM, "out of memory for a plan's %lld scratch bytes",
+                        (long long)pl->sched.scratch_bytes);
+    }
+    *out = pl;
+    return KP_SUCCESS;
+}
+
+int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, kp_plan **out)
+{
+    kp_plan **pp = &c->plans, *pl;
+    kp_plan **last = NULL;
+    for (pl = c->plans; pl; pp = &pl->next, pl = pl->next) {
+        if (pl->bytes == bytes && pl->algo == a && pl->coll == coll && pl->prm.k == prm->k && pl->prm.C == prm->C) {
+            if (pl != c->plans) { /* move to front */
+                *pp = pl->next;
+                pl->next = c->plans;
+                c->plans = pl;
+            }
+            *out = pl;
+            return KP_SUCCESS;
+        }
+        if (!pl->next)
+            last = pp;
+    }
+    int rc = plan_build(c, coll, a, prm, bytes, &pl);
+    if (rc)
+        return rc;
+    if (c->nplans >= KP_PLAN_CACHE_MAX && last) { /* evict the least recently used */
+        kp_plan *old = *last;
+        *last = NULL;
+        kp_plan_free(old);
+        c->nplans--;
+    }
+    pl->next = c->plans;
+    c->plans = pl;
+    c->nplans++;
+    *out = pl;
+    return KP_SUCCESS;
+}

@@ -1,0 +1,198 @@
+/* Schedule IR: builders' helpers and the text dump. See sched.h. */
+#include "sched/sched.h"
+#include "kport.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kp_sched_init(kp_sched *s, int rank, int P, int64_t bytes)
+{
+    memset(s, 0, sizeof(*s));
+    s->rank = rank;
+    s->P = P;
+    s->bytes = bytes;
+}
+
+void kp_sched_free(kp_sched *s)
+{
+    free(s->ops);
+    s->ops = NULL;
+    s->nops = s->cap = 0;
+}
+
+void kp_sched_reset(kp_sched *s)
+{
+    s->nops = 0;
+    s->nrounds = 0;
+    s->cur_round = 0;
+    s->scratch_bytes = 0;
+    s->err = KP_SUCCESS;
+    s->errmsg[0] = '\0';
+}
+
+static kp_op *push(kp_sched *s, int kind)
+{
+    if (s->err)
+        return NULL;
+    if (s->nops == s->cap) {
+        int ncap = s->cap ? 2 * s->cap : 16;
+        kp_op *n = realloc(s->ops, (size_t)ncap * sizeof(*n));
+        if (!n) {
+            kp_sched_refuse(s, KP_ERR_NOMEM, "out of memory growing a schedule to %d operations", ncap);
+            return NULL;
+        }
+        s->ops = n;
+        s->cap = ncap;
+    }
+    kp_op *op = &s->ops[s->nops++];
+    memset(op, 0, sizeof(*op));
+    op->kind = kind;
+    op->round = s->cur_round;
+    if (s->nrounds <= s->cur_round)
+        s->nrounds = s->cur_round + 1;
+    return op;
+}
+
+static int bad_len(kp_sched *s, int64_t off, int64_t len)
+{
+    if (off < 0 || len < 0) {
+        kp_sched_refuse(s, KP_ERR_INTERNAL, "builder produced a negative offset/length (%lld, %lld)",
+                        (long long)off, (long long)len);
+        return 1;
+    }
+    return 0;
+}
+
+void kp_sched_send(kp_sched *s, int peer, int buf, int64_t off, int64_t len)
+{
+    if (bad_len(s, off, len) || len == 0)
+        return;
+    kp_op *op = push(s, KP_OP_SEND);
+    if (op) {
+        op->u.send.peer = peer;
+        op->u.send.src = (kp_region){buf, off, len};
+    }
+}
+
+void kp_sched_recv(kp_sched *s, int peer, int buf, int64_t off, int64_t len)
+{
+    if (bad_len(s, off, len) || len == 0)
+        return;
+    kp_op *op = push(s, KP_OP_RECV);
+    if (op) {
+        op->u.recv.peer = peer;
+        op->u.recv.dst = (kp_region){buf, off, len};
+    }
+}
+
+void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len)
+{
+    if (bad_len(s, soff, len) || bad_len(s, doff, len) || len == 0)
+        return;
+    kp_op *op = push(s, KP_OP_COPY);
+    if (op) {
+        op->u.copy.src = (kp_region){sbuf, soff, len};
+        op->u.copy.dst = (kp_region){dbuf, doff, len};
+    }
+}
+
+void kp_sched_next_round(kp_sched *s)
+{
+    /* only advance when the current round holds something */
+    if (s->nops > 0 && s->ops[s->nops - 1].round == s->cur_round)
+        s->cur_round++;
+}
+
+void kp_sched_need_scratch(kp_sched *s, int64_t n)
+{
+    if (n > s->scratch_bytes)
+        s->scratch_bytes = n;
+}
+
+int kp_sched_refuse(kp_sched *s, int code, const char *fmt, ...)
+{
+    if (s->err)
+        return s->err;
+    s->err = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int kp_sched_finish(kp_sched *s)
+{
+    kp_sched_next_round(s);
+    return s->err;
+}
+
+static const char *bufname(int b)
+{
+    switch (b) {
+    case KP_BUF_SEND: return "send";
+    case KP_BUF_RECV: return "recv";
+    case KP_BUF_SCRATCH: return "scratch";
+    default: return "?";
+    }
+}
+
+void kp_sched_dump(const kp_sched *s, FILE *out)
+{
+    fprintf(out, "rank %d of %d: %lld bytes per block, %d rounds, %d ops, scratch %lld\n", s->rank,
+            s->P, (long long)s->bytes, s->nrounds, s->nops, (long long)s->scratch_bytes);
+    int round = -1;
+    for (int i = 0; i < s->nops; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->round != round) {
+            round = op->round;
+            fprintf(out, "  round %d\n", round);
+        }
+        switch (op->kind) {
+        case KP_OP_SEND:
+            fprintf(out, "    send %s[%lld..+%lld] to %d\n", bufname(op->u.send.src.buf),
+                    (long long)op->u.send.src.off, (long long)op->u.send.src.len, op->u.send.peer);
+            break;
+        case KP_OP_RECV:
+            fprintf(out, "    recv %s[%lld..+%lld] from %d\n", bufname(op->u.recv.dst.buf),
+                    (long long)op->u.recv.dst.off, (long long)op->u.recv.dst.len, op->u.recv.peer);
+            break;
+        case KP_OP_COPY:
+            fprintf(out, "    copy %s[%lld..+%lld] -> %s[%lld]\n", bufname(op->u.copy.src.buf),
+                    (long long)op->u.copy.src.off, (long long)op->u.copy.src.len,
+                    bufname(op->u.copy.dst.buf), (long long)op->u.copy.dst.off);
+            break;
+        }
+    }
+}
+
+int kp_ilog(int64_t x, int64_t b)
+{
+    int e = 0;
+    while (x >= b) {
+        x /= b;
+        e++;
+    }
+    return e;
+}
+
+int64_t kp_ipow(int64_t b, int e)
+{
+    int64_t r = 1;
+    while (e-- > 0) {
+        if (r > INT64_MAX / b)
+            return INT64_MAX;
+        r *= b;
+    }
+    return r;
+}
+
+int kp_is_pow(int64_t x, int64_t b)
+{
+    if (x < 1)
+        return 0;
+    while (x % b == 0)
+        x /= b;
+    return x == 1;
+}

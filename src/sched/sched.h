@@ -1,0 +1,103 @@
+/*
+ * Schedule IR: one rank's part of a collective as ordered rounds of
+ * send / recv / local copy on regions (buffer id, offset, length).
+ *
+ * Semantics (shared by the MPI executor, the checker and the GOAL export):
+ *  - Operations of one round may all be in flight at once; round r+1 starts
+ *    only when every operation of round r has completed.
+ *  - Sends from rank a to rank b are matched, in the order they are posted,
+ *    with b's receives from a (MPI's non-overtaking rule); sizes must agree.
+ *  - No region may be written by one operation of a round while another
+ *    operation of the same round reads or writes it (the checker enforces).
+ *  - Zero-length operations are never stored: the helpers drop them, so a
+ *    schedule for 0 bytes is empty and needs no communication.
+ *
+ * Builders are pure functions of (rank, P, bytes, parameters): they never
+ * call MPI and never see a pointer.
+ */
+#ifndef KP_SCHED_H
+#define KP_SCHED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum kp_buf {
+    KP_BUF_SEND = 0,    /* the user's send buffer (bytes long) */
+    KP_BUF_RECV = 1,    /* the user's receive buffer (P * bytes long) */
+    KP_BUF_SCRATCH = 2, /* scratch owned by the plan (sched.scratch_bytes) */
+    KP_BUF_COUNT
+};
+
+typedef struct kp_region {
+    int buf;     /* enum kp_buf */
+    int64_t off; /* byte offset into the buffer */
+    int64_t len; /* byte length (> 0 in a stored operation) */
+} kp_region;
+
+enum kp_opkind { KP_OP_SEND = 0, KP_OP_RECV = 1, KP_OP_COPY = 2 };
+
+typedef struct kp_op {
+    int kind; /* enum kp_opkind */
+    int round;
+    union {
+        struct { int peer; kp_region src; } send;
+        struct { int peer; kp_region dst; } recv;
+        struct { kp_region src; kp_region dst; } copy;
+    } u;
+} kp_op;
+
+/* Algorithm parameters; 0 means "not given" and lets the builder choose
+ * its documented default. */
+typedef struct kp_params {
+    int k; /* ports: messages in flight per step */
+    int C; /* concurrency index */
+} kp_params;
+
+typedef struct kp_sched {
+    int rank, P;
+    int64_t bytes;         /* per-rank block size */
+    int64_t scratch_bytes; /* scratch the plan must provide */
+    int nrounds;           /* rounds 0 .. nrounds-1 (some may be empty) */
+    int cur_round;         /* round new operations go into */
+    int nops, cap;
+    kp_op *ops;            /* ordered by round */
+    int err;               /* first error a helper hit (KP_ERR_*), sticky */
+    char errmsg[256];      /* why a builder refused, for the user */
+} kp_sched;
+
+void kp_sched_init(kp_sched *s, int rank, int P, int64_t bytes);
+void kp_sched_free(kp_sched *s);
+void kp_sched_reset(kp_sched *s); /* keep storage, drop operations */
+
+/* Append operations to the current round (zero lengths are dropped). */
+void kp_sched_send(kp_sched *s, int peer, int buf, int64_t off, int64_t len);
+void kp_sched_recv(kp_sched *s, int peer, int buf, int64_t off, int64_t len);
+void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
+/* Close the current round; later operations go into the next one. A round
+ * with no operations is not counted. */
+void kp_sched_next_round(kp_sched *s);
+/* Scratch: make sure the plan provides at least n bytes. */
+void kp_sched_need_scratch(kp_sched *s, int64_t n);
+/* Refuse: record why this algorithm cannot build (printf-like); returns code. */
+int kp_sched_refuse(kp_sched *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Finish building: closes the last round. Returns s->err. */
+int kp_sched_finish(kp_sched *s);
+
+/* Index of the first operation of round r is found by scanning; executors
+ * walk ops in order and wait whenever the round number changes. */
+
+/* Human-readable dump of one rank's schedule. */
+void kp_sched_dump(const kp_sched *s, FILE *out);
+
+/* Small integer helpers shared by builders. */
+static inline int kp_mod(int64_t a, int64_t m) { int64_t r = a % m; return (int)(r < 0 ? r + m : r); }
+static inline int kp_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+/* floor(log_b(x)) for x >= 1, b >= 2 */
+int kp_ilog(int64_t x, int64_t b);
+/* b^e, saturating at INT64_MAX */
+int64_t kp_ipow(int64_t b, int e);
+/* is x a power of b (x = b^e, e >= 0)? */
+int kp_is_pow(int64_t x, int64_t b);
+
+#endif /* KP_SCHED_H */

@@ -1,0 +1,165 @@
+/*
+ * The registry: one table of every algorithm, its collective, parameters,
+ * defaults and builder (like MPICH's coll_algorithms.txt), plus parsing of
+ * "name[:k=3,C=2]" specifications.
+ */
+#include "algo/algo.h"
+#include "kport.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const kp_algo registry[] = {
+    {"ring", KP_COLL_ALLGATHER, kp_allgather_ring_build, 0, {0, 0},
+     "P-1 neighbour steps; bandwidth-optimal baseline"},
+    {"recursive_doubling", KP_COLL_ALLGATHER, kp_allgather_recursive_doubling_build, 0, {0, 0},
+     "pairwise exchange, log2 P steps (+2 when P is not a power of two)"},
+    {"direct", KP_COLL_ALLGATHER, kp_allgather_direct_build, KP_PARAM_K, {2, 0},
+     "k-port Direct: own block to k ranks per step, ceil((P-1)/k) steps"},
+    {"standard_exchange", KP_COLL_ALLGATHER, kp_allgather_standard_exchange_build, KP_PARAM_K, {2, 0},
+     "k-port recursive doubling in groups of k+1"},
+    {"bruck", KP_COLL_ALLGATHER, kp_allgather_bruck_build, KP_PARAM_K, {2, 0},
+     "k-port Bruck, ceil(log_{k+1} P) steps, any P"},
+    {"concurrent_exchange", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_build, KP_PARAM_C, {0, 2},
+     "C groups, log2(P/C) pairwise steps plus sends to the peer-of-pair in every other group"},
+    {"concurrent_exchange_split", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_split_build, KP_PARAM_C,
+     {0, 2}, "C = 2: half of every exchange to the pair, half to the co-pair"},
+};
+
+#define NREG ((int)(sizeof(registry) / sizeof(registry[0])))
+
+int kp_algo_count(int coll)
+{
+    int n = 0;
+    for (int i = 0; i < NREG; i++)
+        n += registry[i].coll == coll;
+    return n;
+}
+
+const kp_algo *kp_algo_at(int coll, int idx)
+{
+    for (int i = 0; i < NREG; i++)
+        if (registry[i].coll == coll && idx-- == 0)
+            return &registry[i];
+    return NULL;
+}
+
+const kp_algo *kp_algo_find(int coll, const char *name)
+{
+    for (int i = 0; i < NREG; i++)
+        if (registry[i].coll == coll && strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < -1000000 || v > 1000000)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *prm, char *err, int errlen)
+{
+    char buf[256];
+    *algo = NULL;
+    memset(prm, 0, sizeof(*prm));
+    if (!spec) {
+        return KP_SUCCESS;
+    }
+    while (isspace((unsigned char)*spec))
+        spec++;
+    if (strlen(spec) >= sizeof(buf)) {
+        snprintf(err, (size_t)errlen, "algorithm specification too long");
+        return KP_ERR_PARAM;
+    }
+    strcpy(buf, spec);
+    for (char *e = buf + strlen(buf); e > buf && isspace((unsigned char)e[-1]);)
+        *--e = '\0';
+    char *params = strchr(buf, ':');
+    if (params)
+        *params++ = '\0';
+    if (buf[0] == '\0' || strcmp(buf, "auto") == 0) {
+        if (params && *params) {
+            snprintf(err, (size_t)errlen, "\"auto\" takes no parameters (got \"%s\")", params);
+            return KP_ERR_PARAM;
+        }
+        return KP_SUCCESS;
+    }
+    const kp_algo *a = kp_algo_find(coll, buf);
+    if (!a) {
+        int n = snprintf(err, (size_t)errlen, "unknown algorithm \"%s\"; known:", buf);
+        for (int i = 0; i < kp_algo_count(coll) && n < errlen; i++)
+            n += snprintf(err + n, (size_t)(errlen - n), " %s", kp_algo_at(coll, i)->name);
+        return KP_ERR_PARAM;
+    }
+    *prm = a->defaults;
+    for (char *tok = params ? strtok(params, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, (size_t)errlen, "%s: parameter \"%s\" is not name=value", a->name, tok);
+            return KP_ERR_PARAM;
+        }
+        *eq = '\0';
+        int v;
+        int *slot = NULL;
+        unsigned bit = 0;
+        if (strcmp(tok, "k") == 0) {
+            slot = &prm->k;
+            bit = KP_PARAM_K;
+        } else if (strcmp(tok, "C") == 0 || strcmp(tok, "c") == 0) {
+            slot = &prm->C;
+            bit = KP_PARAM_C;
+        }
+        if (!slot || !(a->params & bit)) {
+            snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\"%s", a->name, tok,
+                     a->params == 0 ? " (it takes none)" : a->params == KP_PARAM_K ? " (it takes k)" : " (it takes C)");
+            return KP_ERR_PARAM;
+        }
+        if (parse_int(eq + 1, &v) || v < 1) {
+            snprintf(err, (size_t)errlen, "%s: %s=\"%s\" must be an integer >= 1", a->name, tok, eq + 1);
+            return KP_ERR_PARAM;
+        }
+        *slot = v;
+    }
+    *algo = a;
+    return KP_SUCCESS;
+}
+
+void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outlen)
+{
+    if (!a) {
+        snprintf(out, (size_t)outlen, "auto");
+        return;
+    }
+    int n = snprintf(out, (size_t)outlen, "%s", a->name);
+    if ((a->params & KP_PARAM_K) && n < outlen)
+        n += snprintf(out + n, (size_t)(outlen - n), ":k=%d", prm->k);
+    if ((a->params & KP_PARAM_C) && n < outlen)
+        snprintf(out + n, (size_t)(outlen - n), "%sC=%d", (a->params & KP_PARAM_K) ? "," : ":", prm->C);
+}
+
+int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, kp_sched *s)
+{
+    kp_params p = a->defaults;
+    if (prm) {
+        if ((a->params & KP_PARAM_K) && prm->k)
+            p.k = prm->k;
+        if ((a->params & KP_PARAM_C) && prm->C)
+            p.C = prm->C;
+    }
+    kp_sched_init(s, rank, P, bytes);
+    if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1))
+        return kp_sched_refuse(s, KP_ERR_PARAM, "%s: k and C must be >= 1 (k=%d, C=%d)", a->name, p.k, p.C);
+    int rc = a->build(s, &p);
+    if (rc == KP_SUCCESS && s->err)
+        rc = s->err;
+    return rc;
+}

@@ -1,0 +1,220 @@
+/*
+ * Selection: which algorithm runs a call.
+ *
+ *  1. A forced algorithm: kp_set_algorithm() from code, else the environment
+ *     variable KPORT_<COLL> (KPORT_ALLGATHER=bruck:k=3), read once.
+ *  2. If the forced algorithm refuses this call (its builder says it cannot
+ *     apply to this P), the fallback policy decides: KPORT_FALLBACK=error
+ *     (default: return KP_ERR_UNSUPPORTED), warn (rank 0 prints a warning,
+ *     the automatic choice runs), silent (the automatic choice runs).
+ *  3. Otherwise the built-in rules of kp_select_auto().
+ *
+ * KPORT_VERBOSE=1 prints on rank 0, whenever a plan is first built, which
+ * algorithm runs and why.
+ */
+#include "core/core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *coll_env[KP_COLL_COUNT] = {"KPORT_ALLGATHER"};
+static const char *coll_name[KP_COLL_COUNT] = {"allgather"};
+
+static struct {
+    int loaded;
+    int load_rc;
+    char load_err[300];
+    int verbose;
+    int fallback;
+    int fallback_set; /* by kp_set_fallback: overrides the environment */
+    int forced_set[KP_COLL_COUNT]; /* by kp_set_algorithm */
+    const kp_algo *forced[KP_COLL_COUNT];
+    kp_params forced_prm[KP_COLL_COUNT];
+} st;
+
+static _Thread_local char last_algo[KP_COLL_COUNT][64];
+
+int kp_settings_load(void)
+{
+    if (st.loaded)
+        return st.load_rc ? kp_error(st.load_rc, "%s", st.load_err) : KP_SUCCESS;
+    st.loaded = 1;
+    const char *v = getenv("KPORT_VERBOSE");
+    st.verbose = v && *v && strcmp(v, "0") != 0;
+    if (!st.fallback_set) {
+        v = getenv("KPORT_FALLBACK");
+        if (!v || !*v || strcmp(v, "error") == 0)
+            st.fallback = KP_FALLBACK_ERROR;
+        else if (strcmp(v, "warn") == 0)
+            st.fallback = KP_FALLBACK_WARN;
+        else if (strcmp(v, "silent") == 0)
+            st.fallback = KP_FALLBACK_SILENT;
+        else {
+            st.load_rc = KP_ERR_PARAM;
+            snprintf(st.load_err, sizeof(st.load_err), "KPORT_FALLBACK=\"%s\": expected error, warn or silent", v);
+        }
+    }
+    for (int c = 0; c < KP_COLL_COUNT && !st.load_rc; c++) {
+        if (st.forced_set[c])
+            continue;
+        v = getenv(coll_env[c]);
+        if (!v)
+            continue;
+        char err[256];
+        int rc = kp_algo_parse(c, v, &st.forced[c], &st.forced_prm[c], err, sizeof(err));
+        if (rc) {
+            st.load_rc = rc;
+            snprintf(st.load_err, sizeof(st.load_err), "%s: %s", coll_env[c], err);
+        }
+    }
+    return st.load_rc ? kp_error(st.load_rc, "%s", st.load_err) : KP_SUCCESS;
+}
+
+int kp_verbose(void)
+{
+    return st.verbose;
+}
+
+int kp_fallback_policy(void)
+{
+    return st.fallback;
+}
+
+int kp_set_algorithm(enum kp_coll coll, const char *spec)
+{
+    if ((int)coll < 0 || coll >= KP_COLL_COUNT)
+        return kp_error(KP_ERR_PARAM, "kp_set_algorithm: unknown collective %d", (int)coll);
+    const kp_algo *a;
+    kp_params prm;
+    char err[256];
+    int rc = kp_algo_parse(coll, spec, &a, &prm, err, sizeof(err));
+    if (rc)
+        return kp_error(rc, "kp_set_algorithm: %s", err);
+    st.forced_set[coll] = 1;
+    st.forced[coll] = a;
+    st.forced_prm[coll] = prm;
+    return KP_SUCCESS;
+}
+
+int kp_set_fallback(enum kp_fallback policy)
+{
+    if (policy != KP_FALLBACK_ERROR && policy != KP_FALLBACK_WARN && policy != KP_FALLBACK_SILENT)
+        return kp_error(KP_ERR_PARAM, "kp_set_fallback: unknown policy %d", (int)policy);
+    st.fallback = policy;
+    st.fallback_set = 1;
+    return KP_SUCCESS;
+}
+
+int kp_select_forced(int coll, kp_choice *ch)
+{
+    memset(ch, 0, sizeof(*ch));
+    ch->algo = st.forced[coll];
+    ch->prm = st.forced_prm[coll];
+    ch->forced = ch->algo != NULL;
+    if (ch->forced)
+        snprintf(ch->why, sizeof(ch->why), "forced by %s", st.forced_set[coll] ? "kp_set_algorithm" : coll_env[coll]);
+    return KP_SUCCESS;
+}
+
+/*
+ * Built-in rules for all-gather (measured on a 2-core node, see
+ * docs/PERFORMANCE.md): recursive doubling for power-of-two P up to a
+ * total of 256 KiB, Bruck (k = 1, ceil(log2 P) steps) for other P up to
+ * 64 KiB in total, the ring above that.
+ */
+void kp_select_auto(int coll, int P, int64_t bytes, kp_choice *ch)
+{
+    memset(ch, 0, sizeof(*ch));
+    (void)coll;
+    int64_t total = bytes * P;
+    if (kp_is_pow2(P) && total <= ((int64_t)256 << 10)) {
+        ch->algo = kp_algo_find(KP_COLL_ALLGATHER, "recursive_doubling");
+        snprintf(ch->why, sizeof(ch->why), "auto: P=%d is a power of two and P*bytes=%lld <= 256 KiB", P,
+                 (long long)total);
+    } else if (total <= ((int64_t)64 << 10)) {
+        ch->algo = kp_algo_find(KP_COLL_ALLGATHER, "bruck");
+        ch->prm.k = 1;
+        snprintf(ch->why, sizeof(ch->why), "auto: P*bytes=%lld <= 64 KiB, P=%d not a power of two", (long long)total, P);
+    } else {
+        ch->algo = kp_algo_find(KP_COLL_ALLGATHER, "ring");
+        snprintf(ch->why, sizeof(ch->why), "auto: P*bytes=%lld is large", (long long)total);
+    }
+    if (!ch->prm.k)
+        ch->prm = ch->algo->defaults;
+}
+
+void kp_set_last_algorithm(int coll, const char *name)
+{
+    /* cheap: most calls repeat the previous name */
+    if (strcmp(last_algo[coll], name) != 0)
+        snprintf(last_algo[coll], sizeof(last_algo[coll]), "%s", name);
+}
+
+const char *kp_last_algorithm(enum kp_coll coll)
+{
+    if ((int)coll < 0 || coll >= KP_COLL_COUNT)
+        return "";
+    return last_algo[coll];
+}
+
+int kp_algorithm_count(enum kp_coll coll)
+{
+    return kp_algo_count(coll);
+}
+
+const char *kp_algorithm_name(enum kp_coll coll, int i)
+{
+    const kp_algo *a = kp_algo_at(coll, i);
+    return a ? a->name : NULL;
+}
+
+static void say(kp_comm *c, const char *what, int coll, int64_t bytes, const char *name, const char *why)
+{
+    if (c->rank == 0) {
+        fprintf(stderr, "kport: %s %s P=%d bytes=%lld: %s (%s)\n", coll_name[coll], what, c->size, (long long)bytes,
+                name, why);
+        fflush(stderr);
+    }
+}
+
+int kp_select_plan(kp_comm *c, int coll, int64_t bytes, kp_plan **out)
+{
+    kp_choice ch;
+    kp_plan *pl = NULL;
+    const char *fell = NULL;
+    int rc;
+    kp_select_forced(coll, &ch);
+    if (ch.forced) {
+        rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, &pl);
+        if (rc)
+            return rc;
+        if (!pl->refused) {
+            if (st.verbose && !pl->announced)
+                say(c, "runs", coll, bytes, pl->name, ch.why);
+            pl->announced = 1;
+            *out = pl;
+            return KP_SUCCESS;
+        }
+        if (st.fallback == KP_FALLBACK_ERROR)
+            return kp_error(pl->refuse_code, "%s (%s) cannot apply: %s", pl->name, ch.why, pl->errmsg);
+        if (st.fallback == KP_FALLBACK_WARN && !pl->announced && c->rank == 0) {
+            fprintf(stderr, "kport: warning: %s cannot apply (%s); using the automatic choice\n", pl->name,
+                    pl->errmsg);
+            fflush(stderr);
+        }
+        pl->announced = 1;
+        fell = "fallback from a forced algorithm that cannot apply";
+    }
+    kp_select_auto(coll, c->size, bytes, &ch);
+    rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, &pl);
+    if (rc)
+        return rc;
+    if (pl->refused) /* the rules must only pick what applies */
+        return kp_error(KP_ERR_INTERNAL, "automatic choice %s refused: %s", pl->name, pl->errmsg);
+    if (st.verbose && !pl->announced)
+        say(c, "runs", coll, bytes, pl->name, fell ? fell : ch.why);
+    pl->announced = 1;
+    *out = pl;
+    return KP_SUCCESS;
+}

@@ -1,0 +1,364 @@
+/*
+ * Helpers shared by the MPI tests of kport (tests/mpi/test_*.c).
+ *
+ * - Expected data comes from a formula of (origin rank, element index, tag):
+ *   kt_val(). Element j of the contribution of rank `origin` to the call
+ *   tagged `tag` holds kt_val(origin, j, tag), stored as a byte, an int32 or
+ *   a double (an integer-valued double, so every value is exact).
+ * - A kt_layout describes where the basic elements of one item of a datatype
+ *   sit (byte offsets, extent), so the tests can place elements by hand for
+ *   derived datatypes and know which bytes are gaps.
+ * - Buffers are guarded (kt_gbuf): KT_GUARD bytes before and after, and every
+ *   byte that the call must not write is prefilled with a position-dependent
+ *   sentinel. A check builds the whole expected image (sentinels included)
+ *   and compares every byte.
+ * - Each rank counts its own checks (kt_pass / kt_fail) and prints its first
+ *   failures with its rank; kt_finish() sums the counts over all ranks and
+ *   prints "N passed, M failed" on rank 0.
+ * - A watchdog (alarm) turns a hang into a failure with a message.
+ */
+#ifndef KT_COMMON_H
+#define KT_COMMON_H
+
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kport.h"
+
+#define KT_GUARD 64      /* guard bytes before and after every buffer */
+#define KT_MAX_PRINT 25  /* failures printed per rank */
+
+/* ---- counters ------------------------------------------------------------ */
+
+typedef struct kt_stats {
+    long passed, failed; /* this rank's checks */
+    int printed;
+    int rank;
+} kt_stats;
+
+static kt_stats kt_st;
+
+static inline void kt_init(void)
+{
+    memset(&kt_st, 0, sizeof(kt_st));
+    MPI_Comm_rank(MPI_COMM_WORLD, &kt_st.rank);
+}
+
+static inline void kt_pass(void) { kt_st.passed++; }
+
+static inline void kt_vfail(const char *fmt, va_list ap)
+{
+    kt_st.failed++;
+    if (kt_st.printed++ >= KT_MAX_PRINT) {
+        if (kt_st.printed == KT_MAX_PRINT + 1)
+            fprintf(stderr, "[rank %d] (further failures not printed)\n", kt_st.rank);
+        return;
+    }
+    char msg[1024];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    fprintf(stderr, "[rank %d] FAIL: %s\n", kt_st.rank, msg);
+    fflush(stderr);
+}
+
+static inline void kt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void kt_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kt_vfail(fmt, ap);
+    va_end(ap);
+}
+
+/* Count one check: passes when cond is true, else fails with the message. */
+static inline int kt_expect(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int kt_expect(int cond, const char *fmt, ...)
+{
+    if (cond) {
+        kt_pass();
+        return 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    kt_vfail(fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* Sum the counts over MPI_COMM_WORLD, print "N passed, M failed" on rank 0
+ * and return the exit code (0 only if no rank failed). Call before
+ * MPI_Finalize on every rank. */
+static inline int kt_finish(void)
+{
+    long loc[2] = {kt_st.passed, kt_st.failed}, tot[2] = {0, 0};
+    MPI_Allreduce(loc, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (kt_st.rank == 0) {
+        printf("%ld passed, %ld failed\n", tot[0], tot[1]);
+        fflush(stdout);
+    }
+    return tot[1] == 0 ? 0 : 1;
+}
+
+/* ---- watchdog ------------------------------------------------------------ */
+
+static inline void kt_on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "kport test: watchdog timeout: a call did not return (hang?)\n";
+    if (write(2, msg, sizeof(msg) - 1) < 0) {
+        /* nothing more we can do */
+    }
+    _exit(3);
+}
+
+/* Abort this rank (and so the job) if the test is still running after
+ * `seconds`; 0 disables. */
+static inline void kt_watchdog(unsigned seconds)
+{
+    signal(SIGALRM, kt_on_alarm);
+    alarm(seconds);
+}
+
+/* ---- data formula ---------------------------------------------------------- */
+
+enum kt_kind { KT_U8 = 0, KT_I32 = 1, KT_F64 = 2 };
+
+static inline int kt_kind_size(int kind) { return kind == KT_U8 ? 1 : kind == KT_I32 ? 4 : 8; }
+
+/* Value of element j of rank `origin`'s contribution to the call `tag`.
+ * Linear in each argument with odd multipliers, plus terms in j>>8 and
+ * j>>16, so that even the low byte changes when the origin changes, when an
+ * element moves by any distance below 2^24, or between consecutive tags. */
+static inline uint32_t kt_val(int origin, int64_t j, int tag)
+{
+    uint32_t o = (uint32_t)origin, t = (uint32_t)tag, u = (uint32_t)j;
+    return o * 0x9E3779B1u + t * 0x85EBCA77u + u * 0xC2B2AE3Du + (u >> 8) * 0x27D4EB2Fu +
+           (u >> 16) * 0x165667B1u + (uint32_t)((uint64_t)j >> 32) + 0x1234567u;
+}
+
+static inline void kt_put(unsigned char *p, int kind, uint32_t v)
+{
+    if (kind == KT_U8) {
+        *p = (unsigned char)v;
+    } else if (kind == KT_I32) {
+        int32_t x = (int32_t)v;
+        memcpy(p, &x, sizeof(x));
+    } else {
+        double d = (double)(int32_t)v;
+        memcpy(p, &d, sizeof(d));
+    }
+}
+
+/* Sentinel byte at position pos of a guarded buffer (never written by a
+ * correct call). */
+static inline unsigned char kt_sentinel(size_t pos)
+{
+    return (unsigned char)(0xA5u ^ (unsigned)(pos * 29u) ^ (unsigned)(pos >> 7));
+}
+
+/* ---- datatype layouts -------------------------------------------------------- */
+
+#define KT_MAX_ELEM 16
+
+typedef struct kt_layout {
+    const char *name;
+    MPI_Datatype type;
+    int kind;        /* enum kt_kind of every basic element */
+    int nelem;       /* basic elements per item */
+    MPI_Aint extent; /* bytes per item (lower bound 0) */
+    MPI_Aint off[KT_MAX_ELEM]; /* byte offset of each basic element in an item */
+} kt_layout;
+
+static inline kt_layout kt_layout_basic(const char *name, MPI_Datatype t, int kind)
+{
+    kt_layout L;
+    memset(&L, 0, sizeof(L));
+    L.name = name;
+    L.type = t;
+    L.kind = kind;
+    L.nelem = 1;
+    L.extent = kt_kind_size(kind);
+    return L;
+}
+
+/* Check that MPI agrees with a hand-written layout (size and extent). */
+static inline void kt_layout_verify(const kt_layout *L)
+{
+    int size;
+    MPI_Aint lb, ext;
+    MPI_Type_size(L->type, &size);
+    MPI_Type_get_extent(L->type, &lb, &ext);
+    kt_expect(size == L->nelem * kt_kind_size(L->kind) && lb == 0 && ext == L->extent,
+              "test bug: layout %s: MPI says size %d lb %ld extent %ld, test assumes %d/0/%ld", L->name,
+              size, (long)lb, (long)ext, L->nelem * kt_kind_size(L->kind), (long)L->extent);
+}
+
+/* Write the nbasic elements of `origin`'s contribution, laid out as items of
+ * L starting at base. */
+static inline void kt_fill(unsigned char *base, const kt_layout *L, int64_t nbasic, int origin, int tag)
+{
+    if (L->nelem == 1) {
+        const int sz = kt_kind_size(L->kind);
+        for (int64_t j = 0; j < nbasic; j++)
+            kt_put(base + j * sz, L->kind, kt_val(origin, j, tag));
+        return;
+    }
+    for (int64_t j = 0; j < nbasic; j++) {
+        int64_t item = j / L->nelem;
+        int e = (int)(j % L->nelem);
+        kt_put(base + item * L->extent + L->off[e], L->kind, kt_val(origin, j, tag));
+    }
+}
+
+/* ---- guarded buffers ------------------------------------------------------- */
+
+typedef struct kt_gbuf {
+    unsigned char *mem; /* allocation, all of it compared */
+    size_t total;
+    unsigned char *p;   /* the buffer handed to kport */
+    size_t len;         /* its length in bytes */
+} kt_gbuf;
+
+/* Allocate len bytes between guards (p misaligned by `skew` bytes), every
+ * byte set to its sentinel. Aborts the job when out of memory. */
+static inline kt_gbuf kt_gbuf_alloc(size_t len, size_t skew)
+{
+    kt_gbuf b;
+    b.total = len + 2 * KT_GUARD + skew;
+    b.mem = malloc(b.total);
+    if (!b.mem) {
+        fprintf(stderr, "[rank %d] test: out of memory (%zu bytes)\n", kt_st.rank, b.total);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (size_t i = 0; i < b.total; i++)
+        b.mem[i] = kt_sentinel(i);
+    b.p = b.mem + KT_GUARD + skew;
+    b.len = len;
+    return b;
+}
+
+static inline kt_gbuf kt_gbuf_clone(const kt_gbuf *a)
+{
+    kt_gbuf b = *a;
+    b.mem = malloc(a->total);
+    if (!b.mem) {
+        fprintf(stderr, "[rank %d] test: out of memory (%zu bytes)\n", kt_st.rank, a->total);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memcpy(b.mem, a->mem, a->total);
+    b.p = b.mem + (a->p - a->mem);
+    return b;
+}
+
+static inline void kt_gbuf_free(kt_gbuf *b)
+{
+    free(b->mem);
+    b->mem = b->p = NULL;
+}
+
+/* Compare every byte of got with exp (same shape). On a difference, fail
+ * with `what`, the first differing position (relative to the buffer: before
+ * it, after its end, or which origin block when block > 0) and the number of
+ * differing bytes. Counts one check. */
+static inline int kt_compare(const kt_gbuf *got, const kt_gbuf *exp, int64_t block, const char *what)
+{
+    if (memcmp(got->mem, exp->mem, got->total) == 0) {
+        kt_pass();
+        return 1;
+    }
+    size_t first = 0, ndiff = 0;
+    for (size_t i = got->total; i-- > 0;)
+        if (got->mem[i] != exp->mem[i]) {
+            first = i;
+            ndiff++;
+        }
+    const ptrdiff_t rel = (got->mem + first) - got->p;
+    char where[160];
+    if (rel < 0)
+        snprintf(where, sizeof(where), "%ld bytes BEFORE the buffer (underflow)", (long)-rel);
+    else if ((size_t)rel >= got->len)
+        snprintf(where, sizeof(where), "%ld bytes AFTER the end of the %zu-byte buffer (overflow)",
+                 (long)((size_t)rel - got->len), got->len);
+    else if (block > 0)
+        snprintf(where, sizeof(where), "offset %ld = block of rank %ld, byte %ld", (long)rel,
+                 (long)(rel / block), (long)(rel % block));
+    else
+        snprintf(where, sizeof(where), "offset %ld", (long)rel);
+    kt_fail("%s: %zu bytes differ; first at %s: got 0x%02x expected 0x%02x%s", what, ndiff, where,
+            got->mem[first], exp->mem[first],
+            exp->mem[first] == kt_sentinel(first) ? " (sentinel: must stay untouched)" : "");
+    return 0;
+}
+
+/* ---- algorithm names ------------------------------------------------------- */
+
+/* Is the name part of `spec` (before ':') a registered all-gather algorithm? */
+static inline int kt_registered(const char *spec)
+{
+    size_t n = strcspn(spec, ":");
+    int cnt = kp_algorithm_count(KP_COLL_ALLGATHER);
+    for (int i = 0; i < cnt; i++) {
+        const char *a = kp_algorithm_name(KP_COLL_ALLGATHER, i);
+        if (a && strlen(a) == n && strncmp(a, spec, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does kp_last_algorithm()'s `last` ("name:k=3,C=2") describe the forced
+ * `spec`: same name and every parameter given in spec present with the same
+ * value? "auto" matches any registered algorithm. */
+static inline int kt_spec_matches(const char *spec, const char *last)
+{
+    if (!last || !*last)
+        return 0;
+    if (strcmp(spec, "auto") == 0)
+        return kt_registered(last);
+    size_t ns = strcspn(spec, ":"), nl = strcspn(last, ":");
+    if (ns != nl || strncmp(spec, last, ns) != 0)
+        return 0;
+    if (!spec[ns])
+        return 1;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", spec + ns + 1);
+    const char *lp = last[nl] ? last + nl + 1 : "";
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t tl = strlen(tok);
+        int found = 0;
+        for (const char *q = lp; *q;) {
+            size_t ql = strcspn(q, ",");
+            if (ql == tl && strncmp(q, tok, tl) == 0)
+                found = 1;
+            q += ql;
+            if (*q == ',')
+                q++;
+        }
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* Same integer on every rank of comm? Returns 1 and sets *lo/*hi. */
+static inline int kt_same(int v, MPI_Comm comm, int *lo, int *hi)
+{
+    int in[2] = {v, -v}, out[2];
+    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, comm);
+    *lo = out[0];
+    *hi = -out[1];
+    return *lo == *hi;
+}
+
+static inline const char *kt_str(const char *s) { return s ? s : "(null)"; }
+
+#endif /* KT_COMMON_H */

@@ -1,0 +1,517 @@
+/*
+ * test_allgather: kp_allgather against a formula, under every algorithm.
+ *
+ * usage: test_allgather [-a spec[,spec...]] [-n iterations] [-t seconds]
+ *
+ *   -a  algorithm specifications to test, e.g. "bruck:k=3,ring,auto" (a
+ *       piece "C=2" without ':' continues the previous spec's parameters).
+ *       Default: every registered algorithm with its default parameters,
+ *       direct / standard_exchange / bruck with k = 1, 2, 3, 5,
+ *       concurrent_exchange with C = 1, 2, 4, 8, concurrent_exchange_split
+ *       and "auto".
+ *   -n  number of back-to-back calls (default 100).
+ *   -t  watchdog in seconds (default 300; 0 disables).
+ *
+ * For each spec, with the fallback policy "error": a first call decides
+ * whether the algorithm refuses this P (KP_ERR_UNSUPPORTED on every rank,
+ * with a message): an expected refusal. Otherwise every case below runs and
+ * every byte of the receive buffer, of its guards and of the send buffer is
+ * compared with the value the formula of common.h gives for (origin rank,
+ * element index, call tag):
+ *   - MPI_BYTE, MPI_INT, MPI_DOUBLE x {1, 3, 100, 1000}, and one block above
+ *     64 KiB; misaligned byte buffers;
+ *   - a contiguous derived type (3 MPI_INT), and different layouts with the
+ *     same signature on both sides (6n MPI_INT -> 2n of it, and back);
+ *   - a strided vector type (gaps inside and after each item) on the send
+ *     side, the receive side or both, and a vector that is contiguous:
+ *     either correct (gaps untouched) or KP_ERR_DATATYPE;
+ *   - MPI_IN_PLACE; count 0 (nothing written); MPI_COMM_SELF;
+ *   - communicators from MPI_Comm_split with reversed rank order, split in
+ *     two halves, freed, and a new split made after the free;
+ *   - n back-to-back calls without synchronisation in between, cycling
+ *     sizes from 0 to 128 KiB per rank, types, in place, two communicators.
+ * A forced algorithm may also refuse single calls (e.g. a sub-communicator
+ * of a size it does not support) with KP_ERR_UNSUPPORTED on every rank; that
+ * is counted and shown in the summary. Every call's return code must agree
+ * on all ranks, and a successful call must report the forced algorithm in
+ * kp_last_algorithm().
+ *
+ * Output: one line per spec on rank 0, then "N passed, M failed" (checks
+ * summed over ranks); exit code nonzero if any rank failed a check.
+ */
+#include "common.h"
+
+typedef struct acase {
+    char name[96];
+    const kt_layout *st; /* send layout (unused in place) */
+    int64_t sc;
+    const kt_layout *rt; /* receive layout */
+    int64_t rc;
+    int inplace;
+    size_t skew;  /* misalign the buffers by this many bytes */
+    int dtype_ok; /* KP_ERR_DATATYPE is an acceptable answer */
+} acase;
+
+typedef struct astats {
+    long refused;       /* single calls refused with KP_ERR_UNSUPPORTED */
+    long dtype_refused; /* calls refused with KP_ERR_DATATYPE (allowed) */
+} astats;
+
+static kt_layout L_BYTE, L_INT, L_DBL, L_C3, L_VEC, L_VECC;
+
+static void make_layouts(void)
+{
+    L_BYTE = kt_layout_basic("byte", MPI_BYTE, KT_U8);
+    L_INT = kt_layout_basic("int", MPI_INT, KT_I32);
+    L_DBL = kt_layout_basic("double", MPI_DOUBLE, KT_F64);
+
+    /* 3 contiguous ints */
+    memset(&L_C3, 0, sizeof(L_C3));
+    L_C3.name = "contig3int";
+    MPI_Type_contiguous(3, MPI_INT, &L_C3.type);
+    MPI_Type_commit(&L_C3.type);
+    L_C3.kind = KT_I32;
+    L_C3.nelem = 3;
+    L_C3.extent = 12;
+    for (int i = 0; i < 3; i++)
+        L_C3.off[i] = 4 * i;
+
+    /* vector(3 blocks of 2 ints, stride 3) resized to 10 ints: ints at
+     * 0,1, 3,4, 6,7; gaps at 2, 5, 8, 9 */
+    MPI_Datatype v;
+    memset(&L_VEC, 0, sizeof(L_VEC));
+    L_VEC.name = "vector3x2s3";
+    MPI_Type_vector(3, 2, 3, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 40, &L_VEC.type);
+    MPI_Type_free(&v);
+    MPI_Type_commit(&L_VEC.type);
+    L_VEC.kind = KT_I32;
+    L_VEC.nelem = 6;
+    L_VEC.extent = 40;
+    const int voff[6] = {0, 1, 3, 4, 6, 7};
+    for (int i = 0; i < 6; i++)
+        L_VEC.off[i] = 4 * voff[i];
+
+    /* a vector whose blocks touch: contiguous in memory, derived in MPI */
+    memset(&L_VECC, 0, sizeof(L_VECC));
+    L_VECC.name = "vector2x3s3";
+    MPI_Type_vector(2, 3, 3, MPI_INT, &L_VECC.type);
+    MPI_Type_commit(&L_VECC.type);
+    L_VECC.kind = KT_I32;
+    L_VECC.nelem = 6;
+    L_VECC.extent = 24;
+    for (int i = 0; i < 6; i++)
+        L_VECC.off[i] = 4 * i;
+
+    const kt_layout *all[] = {&L_BYTE, &L_INT, &L_DBL, &L_C3, &L_VEC, &L_VECC};
+    for (int i = 0; i < 6; i++)
+        kt_layout_verify(all[i]);
+}
+
+static void free_layouts(void)
+{
+    MPI_Type_free(&L_C3.type);
+    MPI_Type_free(&L_VEC.type);
+    MPI_Type_free(&L_VECC.type);
+}
+
+static acase mk(const kt_layout *st, int64_t sc, const kt_layout *rt, int64_t rc, int inplace, size_t skew,
+                int dtype_ok)
+{
+    acase c;
+    memset(&c, 0, sizeof(c));
+    c.st = st;
+    c.sc = sc;
+    c.rt = rt;
+    c.rc = rc;
+    c.inplace = inplace;
+    c.skew = skew;
+    c.dtype_ok = dtype_ok;
+    if (inplace)
+        snprintf(c.name, sizeof(c.name), "in place, recv %s x %ld%s", rt->name, (long)rc, skew ? ", misaligned" : "");
+    else if (st == rt && sc == rc)
+        snprintf(c.name, sizeof(c.name), "%s x %ld%s", st->name, (long)sc, skew ? ", misaligned" : "");
+    else
+        snprintf(c.name, sizeof(c.name), "send %s x %ld, recv %s x %ld%s", st->name, (long)sc, rt->name,
+                 (long)rc, skew ? ", misaligned" : "");
+    return c;
+}
+
+/* The cases on MPI_COMM_WORLD; the first one is the probe. */
+static int world_cases(acase *c)
+{
+    int n = 0;
+    c[n++] = mk(&L_INT, 100, &L_INT, 100, 0, 0, 0);
+    const int counts[4] = {1, 3, 100, 1000};
+    const kt_layout *basic[3] = {&L_BYTE, &L_INT, &L_DBL};
+    for (int t = 0; t < 3; t++)
+        for (int i = 0; i < 4; i++)
+            if (!(t == 1 && counts[i] == 100))
+                c[n++] = mk(basic[t], counts[i], basic[t], counts[i], 0, 0, 0);
+    c[n++] = mk(&L_BYTE, 1000, &L_BYTE, 1000, 0, 1, 0);
+    c[n++] = mk(&L_BYTE, 3, &L_BYTE, 3, 0, 3, 0);
+    c[n++] = mk(&L_DBL, 9000, &L_DBL, 9000, 0, 0, 0); /* 72000 bytes per rank */
+    /* contiguous derived type, and same signature with different layouts */
+    c[n++] = mk(&L_C3, 1, &L_C3, 1, 0, 0, 0);
+    c[n++] = mk(&L_C3, 50, &L_C3, 50, 0, 0, 0);
+    c[n++] = mk(&L_INT, 6, &L_C3, 2, 0, 0, 0);
+    c[n++] = mk(&L_INT, 240, &L_C3, 80, 0, 0, 0);
+    c[n++] = mk(&L_C3, 7, &L_INT, 21, 0, 0, 0);
+    /* non-contiguous: correct or KP_ERR_DATATYPE */
+    c[n++] = mk(&L_VEC, 1, &L_VEC, 1, 0, 0, 1);
+    c[n++] = mk(&L_VEC, 20, &L_VEC, 20, 0, 0, 1);
+    c[n++] = mk(&L_VEC, 5, &L_INT, 30, 0, 0, 1);
+    c[n++] = mk(&L_INT, 30, &L_VEC, 5, 0, 0, 1);
+    c[n++] = mk(&L_VEC, 4, &L_C3, 8, 0, 0, 1);
+    c[n++] = mk(&L_VECC, 10, &L_VECC, 10, 0, 0, 1);
+    c[n++] = mk(&L_VECC, 10, &L_INT, 60, 0, 0, 1);
+    /* in place */
+    c[n++] = mk(NULL, 0, &L_INT, 100, 1, 0, 0);
+    c[n++] = mk(NULL, 0, &L_BYTE, 7, 1, 1, 0);
+    c[n++] = mk(NULL, 0, &L_DBL, 1000, 1, 0, 0);
+    c[n++] = mk(NULL, 0, &L_C3, 5, 1, 0, 0);
+    c[n++] = mk(NULL, 0, &L_VEC, 3, 1, 0, 1);
+    /* count 0: nothing may be written */
+    c[n++] = mk(&L_INT, 0, &L_INT, 0, 0, 0, 0);
+    c[n++] = mk(&L_BYTE, 0, &L_BYTE, 0, 0, 1, 0);
+    c[n++] = mk(&L_C3, 0, &L_INT, 0, 0, 0, 0);
+    c[n++] = mk(NULL, 0, &L_DBL, 0, 1, 0, 0);
+    return n;
+}
+
+/* ---- one call ----------------------------------------------------------------- */
+
+typedef struct call {
+    kt_gbuf recv, init, send, send0;
+    int64_t rstride; /* bytes per origin block in the receive buffer */
+    int64_t nbasic;  /* basic elements per rank */
+} call;
+
+static void call_prepare(call *k, const acase *c, MPI_Comm comm, int tag)
+{
+    int P, me;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &me);
+    memset(k, 0, sizeof(*k));
+    k->rstride = c->rc * c->rt->extent;
+    k->nbasic = c->rc * c->rt->nelem;
+    k->recv = kt_gbuf_alloc((size_t)(P * k->rstride), c->skew);
+    if (c->inplace) {
+        kt_fill(k->recv.p + me * k->rstride, c->rt, k->nbasic, me, tag);
+    } else {
+        k->send = kt_gbuf_alloc((size_t)(c->sc * c->st->extent), c->skew);
+        kt_fill(k->send.p, c->st, c->sc * c->st->nelem, me, tag);
+        k->send0 = kt_gbuf_clone(&k->send);
+    }
+    k->init = kt_gbuf_clone(&k->recv);
+}
+
+static int call_run(call *k, const acase *c, MPI_Comm comm)
+{
+    return kp_allgather(c->inplace ? MPI_IN_PLACE : (const void *)k->send.p, c->sc,
+                        c->inplace ? MPI_DATATYPE_NULL : c->st->type, k->recv.p, c->rc, c->rt->type, comm);
+}
+
+/* Check the outcome of a call that returned rc (same on all ranks, when the
+ * caller could check). */
+static void call_check(call *k, const acase *c, MPI_Comm comm, int tag, int rc, const char *spec,
+                       const char *ctx, astats *as)
+{
+    int P;
+    MPI_Comm_size(comm, &P);
+    char what[320];
+    snprintf(what, sizeof(what), "%s: %s, comm size %d, tag %d", spec, c->name, P, tag);
+
+    kt_gbuf exp = kt_gbuf_clone(&k->init);
+    if (rc == KP_SUCCESS)
+        for (int o = 0; o < P; o++)
+            kt_fill(exp.p + o * k->rstride, c->rt, k->nbasic, o, tag);
+    char w2[400];
+    snprintf(w2, sizeof(w2), "%s%s: receive buffer%s", ctx, what, rc == KP_SUCCESS ? "" : " after a refusal");
+    kt_compare(&k->recv, &exp, k->rstride, w2);
+    kt_gbuf_free(&exp);
+    if (!c->inplace) {
+        snprintf(w2, sizeof(w2), "%s%s: send buffer modified", ctx, what);
+        kt_compare(&k->send, &k->send0, 0, w2);
+    }
+
+    const char *err = kp_last_error();
+    if (rc == KP_SUCCESS) {
+        if (k->nbasic > 0) {
+            const char *last = kp_last_algorithm(KP_COLL_ALLGATHER);
+            kt_expect(kt_spec_matches(spec, last), "%s%s: kp_last_algorithm() is \"%s\", not the forced \"%s\"",
+                      ctx, what, kt_str(last), spec);
+        }
+    } else if (rc == KP_ERR_UNSUPPORTED || (rc == KP_ERR_DATATYPE && c->dtype_ok)) {
+        if (rc == KP_ERR_UNSUPPORTED)
+            as->refused++;
+        else
+            as->dtype_refused++;
+        kt_expect(err && *err, "%s%s: refused with %s but kp_last_error() is empty", ctx, what, kp_strerror(rc));
+    } else {
+        kt_fail("%s%s: kp_allgather returned %d (%s): %s", ctx, what, rc, kt_str(kp_strerror(rc)), kt_str(err));
+    }
+}
+
+static void call_free(call *k)
+{
+    kt_gbuf_free(&k->recv);
+    kt_gbuf_free(&k->init);
+    if (k->send.mem) {
+        kt_gbuf_free(&k->send);
+        kt_gbuf_free(&k->send0);
+    }
+}
+
+/* One call with the return code compared over comm; returns it (that of
+ * this rank if the ranks disagree). */
+static int run_case(const char *spec, const acase *c, MPI_Comm comm, int tag, astats *as)
+{
+    call k;
+    call_prepare(&k, c, comm, tag);
+    int rc = call_run(&k, c, comm);
+    int lo, hi;
+    if (!kt_same(rc, comm, &lo, &hi))
+        kt_fail("%s: %s: return codes differ between ranks (%d..%d; this rank %d: %s)", spec, c->name, lo, hi, rc,
+                kt_str(kp_last_error()));
+    else
+        kt_pass();
+    call_check(&k, c, comm, tag, rc, spec, "", as);
+    call_free(&k);
+    return rc;
+}
+
+/* ---- communicators ------------------------------------------------------------- */
+
+static void split_cases(const char *spec, int tag0, astats *as)
+{
+    int P, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    acase rev_cases[4] = {mk(&L_INT, 100, &L_INT, 100, 0, 0, 0), mk(&L_BYTE, 1000, &L_BYTE, 1000, 0, 1, 0),
+                          mk(NULL, 0, &L_INT, 33, 1, 0, 0), mk(&L_C3, 5, &L_C3, 5, 0, 0, 0)};
+
+    /* reversed rank order */
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, P - me, &rev);
+    int rr;
+    MPI_Comm_rank(rev, &rr);
+    kt_expect(rr == P - 1 - me, "test bug: reversed split gives rank %d to world rank %d", rr, me);
+    for (int i = 0; i < 4; i++)
+        run_case(spec, &rev_cases[i], rev, tag0 + i, as);
+    MPI_Comm_free(&rev);
+
+    /* two halves (even / odd world ranks), reversed inside */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, me % 2, P - me, &half);
+    for (int i = 0; i < 2; i++) {
+        acase c = i == 0 ? mk(&L_INT, 100, &L_INT, 100, 0, 0, 0) : mk(&L_BYTE, 5, &L_BYTE, 5, 0, 0, 0);
+        run_case(spec, &c, half, tag0 + 10 + i, as);
+    }
+    MPI_Comm_free(&half);
+
+    /* a new communicator made after the frees (may reuse a handle) */
+    MPI_Comm again;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, me, &again);
+    for (int i = 0; i < 2; i++)
+        run_case(spec, &rev_cases[i], again, tag0 + 20 + i, as);
+    MPI_Comm_free(&again);
+
+    /* MPI_COMM_SELF */
+    acase self = mk(&L_INT, 100, &L_INT, 100, 0, 0, 0);
+    run_case(spec, &self, MPI_COMM_SELF, tag0 + 30, as);
+}
+
+/* n calls back to back with no synchronisation in between: sizes from 0 to
+ * 128 KiB per rank, three types, in place now and then, and every fifth call
+ * on a second communicator (reversed rank order). */
+static void back_to_back(const char *spec, int n, int tag0, astats *as)
+{
+    static const int64_t sizes[] = {1, 17, 4096, 3, 70000, 0, 65536, 65537, 255, 8,
+                                    131075, 1000, 2, 40000, 5, 12, 99999};
+    const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
+    int P, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, P - me, &rev);
+    for (int i = 0; i < n; i++) {
+        int64_t bytes = sizes[i % nsizes];
+        const kt_layout *L = i % 4 == 1 ? &L_INT : i % 4 == 3 ? &L_DBL : &L_BYTE;
+        int64_t cnt = bytes / L->extent + (L != &L_BYTE && bytes > 0);
+        acase c = mk(L, cnt, L, cnt, i % 6 == 2, L == &L_BYTE ? (size_t)(i % 3) : 0, 0);
+        MPI_Comm comm = i % 5 == 4 ? rev : MPI_COMM_WORLD;
+        char ctx[64];
+        snprintf(ctx, sizeof(ctx), "back-to-back call %d on %s: ", i, comm == rev ? "reversed comm" : "world");
+        call k;
+        call_prepare(&k, &c, comm, tag0 + i);
+        int rc = call_run(&k, &c, comm);
+        call_check(&k, &c, comm, tag0 + i, rc, spec, ctx, as);
+        call_free(&k);
+    }
+    MPI_Comm_free(&rev);
+}
+
+/* ---- specs ------------------------------------------------------------------- */
+
+#define MAX_SPECS 128
+
+static int add_spec(char specs[][128], int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(specs[i], s) == 0)
+            return n;
+    if (n < MAX_SPECS)
+        snprintf(specs[n++], 128, "%s", s);
+    return n;
+}
+
+static int default_specs(char specs[][128])
+{
+    int n = 0;
+    char s[128];
+    int cnt = kp_algorithm_count(KP_COLL_ALLGATHER);
+    for (int i = 0; i < cnt; i++) {
+        const char *a = kp_algorithm_name(KP_COLL_ALLGATHER, i);
+        if (a)
+            n = add_spec(specs, n, a);
+    }
+    const char *kalgs[3] = {"direct", "standard_exchange", "bruck"};
+    const int ks[4] = {1, 2, 3, 5};
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < 4; i++) {
+            snprintf(s, sizeof(s), "%s:k=%d", kalgs[a], ks[i]);
+            n = add_spec(specs, n, s);
+        }
+    const int Cs[4] = {1, 2, 4, 8};
+    for (int i = 0; i < 4; i++) {
+        snprintf(s, sizeof(s), "concurrent_exchange:C=%d", Cs[i]);
+        n = add_spec(specs, n, s);
+    }
+    n = add_spec(specs, n, "concurrent_exchange_split");
+    n = add_spec(specs, n, "auto");
+    return n;
+}
+
+/* "bruck:k=3,C=2,ring" -> "bruck:k=3,C=2", "ring" */
+static int parse_specs(char specs[][128], const char *arg)
+{
+    int n = 0;
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
+            size_t l = strlen(specs[n - 1]);
+            snprintf(specs[n - 1] + l, 128 - l, ",%s", tok);
+        } else if (n < MAX_SPECS) {
+            snprintf(specs[n++], 128, "%s", tok);
+        }
+    }
+    return n;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: test_allgather [-a spec[,spec...]] [-n iterations] [-t seconds]\n");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    kt_init();
+    int P, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+
+    static char specs[MAX_SPECS][128];
+    int nspecs = -1, iters = 100;
+    unsigned timeout = 300;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) {
+            nspecs = parse_specs(specs, argv[++i]);
+        } else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
+            iters = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
+            timeout = (unsigned)atoi(argv[++i]);
+        } else {
+            if (me == 0)
+                usage();
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    kt_watchdog(timeout);
+    if (nspecs < 0)
+        nspecs = default_specs(specs);
+
+    make_layouts();
+    acase cases[64];
+    int ncases = world_cases(cases);
+
+    kt_expect(kp_set_fallback(KP_FALLBACK_ERROR) == KP_SUCCESS, "kp_set_fallback(KP_FALLBACK_ERROR) failed");
+    if (me == 0) {
+        printf("test_allgather: P=%d, %d specs, %d cases + communicator cases + %d back-to-back calls each\n", P,
+               nspecs, ncases, iters);
+        fflush(stdout);
+    }
+
+    for (int a = 0; a < nspecs; a++) {
+        const char *spec = specs[a];
+        long p0 = kt_st.passed, f0 = kt_st.failed;
+        astats as = {0, 0};
+        int tag0 = 1000 * (a + 1);
+        double t0 = MPI_Wtime();
+        int refused = 0;
+        char why[256] = "";
+
+        int src = kp_set_algorithm(KP_COLL_ALLGATHER, spec);
+        int lo, hi;
+        kt_same(src, MPI_COMM_WORLD, &lo, &hi);
+        if (src != KP_SUCCESS || hi != KP_SUCCESS) {
+            kt_fail("kp_set_algorithm(\"%s\") returned %d (%s): %s", spec, src, kt_str(kp_strerror(src)),
+                    kt_str(kp_last_error()));
+            snprintf(why, sizeof(why), "kp_set_algorithm refused the spec");
+            refused = -1;
+        } else {
+            /* probe: does the algorithm apply to this P at all? */
+            int rc = run_case(spec, &cases[0], MPI_COMM_WORLD, tag0, &as);
+            if (rc == KP_ERR_UNSUPPORTED && kt_same(rc, MPI_COMM_WORLD, &lo, &hi)) {
+                refused = 1;
+                snprintf(why, sizeof(why), "%s", kt_str(kp_last_error()));
+                as.refused--; /* a refusal of the whole P, not of a single call */
+            } else {
+                for (int c = 1; c < ncases; c++)
+                    run_case(spec, &cases[c], MPI_COMM_WORLD, tag0 + c, &as);
+                split_cases(spec, tag0 + 100, &as);
+                back_to_back(spec, iters, tag0 + 200, &as);
+            }
+        }
+
+        long loc[4] = {kt_st.passed - p0, kt_st.failed - f0, as.refused, as.dtype_refused}, tot[4];
+        MPI_Allreduce(loc, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(loc + 2, tot + 2, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+        double dt = MPI_Wtime() - t0;
+        if (me == 0) {
+            if (refused == 1)
+                printf("  %-28s refused at P=%d (expected): %s\n", spec, P, why);
+            else if (refused == -1)
+                printf("  %-28s FAILED: %s\n", spec, why);
+            else
+                printf("  %-28s %s: %ld checks passed, %ld failed", spec, tot[1] ? "FAILED" : "ok", tot[0], tot[1]);
+            if (refused == 0 && tot[2])
+                printf(", %ld single calls refused (KP_ERR_UNSUPPORTED)", tot[2]);
+            if (refused == 0 && tot[3])
+                printf(", %ld calls refused with KP_ERR_DATATYPE", tot[3]);
+            if (refused == 0)
+                printf(" (%.2f s)\n", dt);
+            fflush(stdout);
+        }
+    }
+
+    kt_expect(kp_set_algorithm(KP_COLL_ALLGATHER, NULL) == KP_SUCCESS, "kp_set_algorithm(NULL) failed");
+    kp_release_caches();
+    free_layouts();
+    int code = kt_finish();
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,1011 @@
+/*
+ * kport-bench: native MPI collectives and every kport algorithm side by
+ * side, measured in the same run.
+ *
+ *   mpirun -np P kport-bench allgather [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c]
+ *                                      [-a native,bruck:k=3,...] [--format json]
+ *
+ * Options and text output follow the OSU Micro-Benchmarks (-m, -i, -x, -f,
+ * -c; "# Size  Avg Latency(us) ..."); --format json prints one JSON object
+ * per line per (algorithm, size) for scripts/bench_report.py.
+ *
+ * Timing (ReproMPI's lesson: averages over ranks hide stragglers): every
+ * iteration is MPI_Barrier on a private communicator, t0, one call, t1.
+ * The per-iteration local times are reduced with MPI_MAX over ranks after
+ * the loop (one MPI_Reduce per algorithm and size), so each iteration's
+ * latency is that of the slowest rank; the report is the median over
+ * iterations (-f adds min / avg / max over iterations). For fairness the
+ * algorithms are interleaved: for each size, each algorithm runs its
+ * warmup and iterations in turn.
+ *
+ * kport algorithms are forced with kp_set_algorithm (no fallback); one
+ * that refuses this P or size (KP_ERR_UNSUPPORTED) is reported as
+ * "n/a: <reason>" and skipped; it is not a failure.
+ *
+ * Adding a collective: write its bench_coll entry (buffer sizes, one call,
+ * fill, check) and add it to the colls[] table.
+ */
+#include "kport.h"
+
+#include <mpi.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KB_NAME_LEN 160
+#define KB_ERR_LEN 512
+#define KB_LARGE_MSG 65536 /* above this: fewer iterations (OSU's "large") */
+#define KB_DEF_ITERS 1000
+#define KB_DEF_ITERS_LARGE 100
+#define KB_DEF_WARMUP 100
+#define KB_DEF_WARMUP_LARGE 10
+#define KB_DEF_MIN 1
+#define KB_DEF_MAX 1048576
+#define KB_GUARD 64       /* bytes after the used part of the receive buffer */
+#define KB_MAX_REPORTS 5  /* mismatches printed per rank, algorithm and size */
+
+/* ------------------------------------------------------------------------- */
+/* Benchmark context and the table of collectives                            */
+/* ------------------------------------------------------------------------- */
+
+typedef struct bench_ctx {
+    MPI_Comm comm;        /* the measured calls run here (a dup of WORLD) */
+    int rank, P;
+    size_t size;          /* message size in bytes (per rank for allgather) */
+    unsigned char *sbuf;  /* send buffer, sbuf_len bytes */
+    unsigned char *rbuf;  /* receive buffer, rbuf_len bytes (+ KB_GUARD) */
+    size_t sbuf_len, rbuf_len;
+    int native;           /* 1: native MPI call, 0: kport */
+    const char *label;    /* algorithm being measured (for messages) */
+    int reported;         /* mismatches printed so far for this (algorithm, size) */
+} bench_ctx;
+
+typedef struct bench_coll {
+    const char *name;        /* first positional argument */
+    int kcoll;               /* enum kp_coll, or -1 if kport lacks it (native only) */
+    const char *native_call; /* for the header */
+    /* Send / receive bytes for a message size; nonzero on overflow. */
+    int (*buffers)(size_t size, int P, size_t *sbytes, size_t *rbytes);
+    /* One call of the collective; returns a KP_* code. */
+    int (*run)(bench_ctx *cx);
+    /* Before iteration iter (with -c): fill the send buffer with the
+     * pattern, poison the receive buffer (and its guard). May be NULL. */
+    void (*fill)(bench_ctx *cx, int iter);
+    /* After iteration iter (with -c): number of wrong bytes. May be NULL. */
+    long long (*check)(bench_ctx *cx, int iter);
+} bench_coll;
+
+/* The pattern: byte j of rank r's data in iteration it. One 64-bit mix
+ * per 8 bytes, so a misplaced block, a stale iteration, a block from the
+ * wrong rank or a shifted offset all show. */
+static uint64_t kb_word(int rank, uint64_t w, int iter)
+{
+    uint64_t x = (uint64_t)(unsigned)rank * 0x9E3779B97F4A7C15ull;
+    x ^= (w + 1) * 0xBF58476D1CE4E5B9ull;
+    x ^= (uint64_t)(unsigned)(iter + 1) * 0x94D049BB133111EBull;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+static unsigned char kb_byte(int rank, size_t j, int iter)
+{
+    return (unsigned char)(kb_word(rank, (uint64_t)(j >> 3), iter) >> (8 * (j & 7)));
+}
+
+/* dst[0..n) = pattern bytes of rank, or their complement (poison). */
+static void kb_fill_pattern(unsigned char *dst, size_t n, int rank, int iter, int complement)
+{
+    unsigned char inv = complement ? 0xFF : 0x00;
+    size_t j = 0;
+    for (; j < n && (j & 7); j++)
+        dst[j] = (unsigned char)(kb_byte(rank, j, iter) ^ inv);
+    for (; j + 8 <= n; j += 8) {
+        uint64_t x = kb_word(rank, (uint64_t)(j >> 3), iter);
+        for (int b = 0; b < 8; b++)
+            dst[j + (size_t)b] = (unsigned char)((x >> (8 * b)) ^ inv);
+    }
+    for (; j < n; j++)
+        dst[j] = (unsigned char)(kb_byte(rank, j, iter) ^ inv);
+}
+
+static void kb_mismatch(bench_ctx *cx, int iter, const char *what, unsigned expected, unsigned got)
+{
+    if (cx->reported++ >= KB_MAX_REPORTS)
+        return;
+    fprintf(stderr, "kport-bench: rank %d: %s, size %zu, iteration %d: %s: expected 0x%02x, got 0x%02x%s\n",
+            cx->rank, cx->label, cx->size, iter, what, expected, got,
+            cx->reported == KB_MAX_REPORTS ? " (further mismatches not shown)" : "");
+}
+
+/* Number of bytes of src[0..n) that differ from rank's pattern. */
+static long long kb_check_pattern(bench_ctx *cx, const unsigned char *src, size_t n, int rank, int iter,
+                                  const char *where, size_t base)
+{
+    long long bad = 0;
+    for (size_t j = 0; j < n; j += 8) {
+        uint64_t x = kb_word(rank, (uint64_t)(j >> 3), iter);
+        size_t m = n - j < 8 ? n - j : 8;
+        for (size_t b = 0; b < m; b++) {
+            unsigned char e = (unsigned char)(x >> (8 * b));
+            if (src[j + b] != e) {
+                char what[160];
+                snprintf(what, sizeof(what), "%s byte %zu (rank %d's byte %zu)", where, base + j + b, rank, j + b);
+                kb_mismatch(cx, iter, what, e, src[j + b]);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+static unsigned char kb_guard_byte(size_t i) { return (unsigned char)(0x5A ^ (i * 37)); }
+
+static void kb_guard_fill(bench_ctx *cx, size_t used)
+{
+    for (size_t i = 0; i < KB_GUARD; i++)
+        cx->rbuf[used + i] = kb_guard_byte(i);
+}
+
+static long long kb_guard_check(bench_ctx *cx, size_t used, int iter)
+{
+    long long bad = 0;
+    for (size_t i = 0; i < KB_GUARD; i++)
+        if (cx->rbuf[used + i] != kb_guard_byte(i)) {
+            char what[96];
+            snprintf(what, sizeof(what), "write past the receive buffer, byte %zu", used + i);
+            kb_mismatch(cx, iter, what, kb_guard_byte(i), cx->rbuf[used + i]);
+            bad++;
+        }
+    return bad;
+}
+
+/* --- allgather ------------------------------------------------------------ */
+
+static int allgather_buffers(size_t size, int P, size_t *sbytes, size_t *rbytes)
+{
+    if (size > (size_t)INT_MAX || (P > 0 && size > (SIZE_MAX - KB_GUARD) / (size_t)P))
+        return 1;
+    *sbytes = size;
+    *rbytes = size * (size_t)P;
+    return 0;
+}
+
+static int allgather_run(bench_ctx *cx)
+{
+    if (cx->native)
+        return MPI_Allgather(cx->sbuf, (int)cx->size, MPI_BYTE, cx->rbuf, (int)cx->size, MPI_BYTE, cx->comm) ==
+                       MPI_SUCCESS
+                   ? KP_SUCCESS
+                   : KP_ERR_MPI;
+    return kp_allgather(cx->sbuf, (MPI_Count)cx->size, MPI_BYTE, cx->rbuf, (MPI_Count)cx->size, MPI_BYTE, cx->comm);
+}
+
+static void allgather_fill(bench_ctx *cx, int iter)
+{
+    kb_fill_pattern(cx->sbuf, cx->size, cx->rank, iter, 0);
+    for (int r = 0; r < cx->P; r++)
+        kb_fill_pattern(cx->rbuf + (size_t)r * cx->size, cx->size, r, iter, 1);
+    kb_guard_fill(cx, cx->size * (size_t)cx->P);
+}
+
+static long long allgather_check(bench_ctx *cx, int iter)
+{
+    long long bad = 0;
+    for (int r = 0; r < cx->P; r++)
+        bad += kb_check_pattern(cx, cx->rbuf + (size_t)r * cx->size, cx->size, r, iter, "recvbuf",
+                                (size_t)r * cx->size);
+    bad += kb_check_pattern(cx, cx->sbuf, cx->size, cx->rank, iter, "sendbuf modified:", 0);
+    bad += kb_guard_check(cx, cx->size * (size_t)cx->P, iter);
+    return bad;
+}
+
+static const bench_coll colls[] = {
+    {"allgather", KP_COLL_ALLGATHER, "MPI_Allgather", allgather_buffers, allgather_run, allgather_fill,
+     allgather_check},
+};
+#define NCOLLS ((int)(sizeof(colls) / sizeof(colls[0])))
+
+/* ------------------------------------------------------------------------- */
+/* Options                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct alg_entry {
+    char spec[KB_NAME_LEN];   /* as given to -a (or the registry name) */
+    char label[KB_NAME_LEN];  /* column header: what ran (kp_last_algorithm) */
+    int native;
+    int is_auto;
+    char na_msg[KB_ERR_LEN];  /* first refusal */
+    int na_noted;             /* refusal printed in the header */
+} alg_entry;
+
+typedef struct options {
+    const bench_coll *coll;
+    size_t min_size, max_size;
+    int iters, iters_large, warmup, warmup_large;
+    int full, check, json;
+    int nalgs, cap;
+    alg_entry *algs;
+} options;
+
+static int g_rank = 0;
+
+static void usage(FILE *f, const bench_coll *coll)
+{
+    if (g_rank != 0)
+        return;
+    fprintf(f,
+            "Usage: kport-bench COLLECTIVE [options]\n"
+            "Measures the native MPI collective and every kport algorithm side by side.\n"
+            "\n"
+            "Collectives:");
+    for (int i = 0; i < NCOLLS; i++)
+        fprintf(f, " %s", colls[i].name);
+    fprintf(f,
+            "\n\nOptions (OSU-compatible where OSU has them):\n"
+            "  -m [MIN:]MAX  message sizes in bytes, MIN, 2*MIN, ... up to MAX (default %d:%d;\n"
+            "                MIN may be 0; K, M, G suffixes are binary multiples)\n"
+            "  -i N          timed iterations per size (default %d, %d above %d bytes)\n"
+            "  -x N          warmup iterations per size (default %d, %d above %d bytes)\n"
+            "  -f            full statistics: per-algorithm blocks with median, avg, min, max\n"
+            "  -c            validate every byte of every iteration's result; exit 1 on a mismatch\n"
+            "  -a LIST       algorithms, comma-separated: native, auto, NAME[:k=K,C=C] ...\n"
+            "                (default: native and every registered kport algorithm)\n"
+            "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
+            "  -h, --help    this help\n"
+            "\n"
+            "Latency of one iteration is the maximum over ranks; the table shows the median\n"
+            "over iterations, in microseconds.\n",
+            KB_DEF_MIN, KB_DEF_MAX, KB_DEF_ITERS, KB_DEF_ITERS_LARGE, KB_LARGE_MSG, KB_DEF_WARMUP,
+            KB_DEF_WARMUP_LARGE, KB_LARGE_MSG);
+    for (int c = 0; c < NCOLLS; c++) {
+        const bench_coll *bc = coll ? coll : &colls[c];
+        if (bc->kcoll >= 0) {
+            int n = kp_algorithm_count((enum kp_coll)bc->kcoll);
+            fprintf(f, "kport algorithms for %s:", bc->name);
+            for (int i = 0; i < n; i++) {
+                const char *nm = kp_algorithm_name((enum kp_coll)bc->kcoll, i);
+                fprintf(f, " %s", nm ? nm : "?");
+            }
+            fprintf(f, "\n");
+        }
+        if (coll)
+            break;
+    }
+}
+
+/* Print an error and the usage on rank 0, leave MPI, exit 2. */
+static void bad_usage(const options *o, const char *fmt, const char *arg)
+{
+    if (g_rank == 0) {
+        fprintf(stderr, "kport-bench: ");
+        fprintf(stderr, fmt, arg ? arg : "");
+        fprintf(stderr, "\n\n");
+        usage(stderr, o ? o->coll : NULL);
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
+/* Non-negative decimal integer with an optional K/M/G suffix. */
+static int parse_size(const char *s, size_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (*end != '\0')
+        return -1;
+    if (shift && v > (ULLONG_MAX >> shift))
+        return -1;
+    v <<= shift;
+    if (v > (unsigned long long)SIZE_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_int(const char *s, int minv, int *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end != '\0' || v < minv || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void add_alg(options *o, const char *spec)
+{
+    if (strlen(spec) >= KB_NAME_LEN)
+        bad_usage(o, "algorithm specification too long: \"%s\"", spec);
+    if (o->nalgs == o->cap) {
+        int cap = o->cap ? 2 * o->cap : 16;
+        alg_entry *a = realloc(o->algs, (size_t)cap * sizeof(*a));
+        if (!a)
+            bad_usage(o, "out of memory%s", "");
+        o->algs = a;
+        o->cap = cap;
+    }
+    alg_entry *a = &o->algs[o->nalgs++];
+    memset(a, 0, sizeof(*a));
+    strcpy(a->spec, spec);
+    strcpy(a->label, spec);
+    a->native = strcmp(spec, "native") == 0;
+    a->is_auto = strcmp(spec, "auto") == 0;
+}
+
+/* "-a native,bruck:k=3,C=2,ring": a token holding '=' but no ':' is one
+ * more parameter of the previous algorithm. */
+static void parse_alg_list(options *o, const char *list)
+{
+    char buf[4096], spec[KB_NAME_LEN * 2] = "";
+    if (strlen(list) >= sizeof(buf))
+        bad_usage(o, "-a list too long%s", "");
+    strcpy(buf, list);
+    char *p = buf;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0')
+            bad_usage(o, "empty algorithm name in -a \"%s\"", list);
+        if (strchr(p, '=') && !strchr(p, ':')) {
+            if (spec[0] == '\0' || !strchr(spec, ':'))
+                bad_usage(o, "parameter \"%s\" in -a does not follow an algorithm name with ':'", p);
+            if (strlen(spec) + strlen(p) + 2 > sizeof(spec))
+                bad_usage(o, "algorithm specification too long in -a \"%s\"", list);
+            strcat(spec, ",");
+            strcat(spec, p);
+        } else {
+            if (spec[0])
+                add_alg(o, spec);
+            if (strlen(p) >= sizeof(spec))
+                bad_usage(o, "algorithm specification too long: \"%s\"", p);
+            strcpy(spec, p);
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if (spec[0])
+        add_alg(o, spec);
+}
+
+static void parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->min_size = KB_DEF_MIN;
+    o->max_size = KB_DEF_MAX;
+    o->iters = KB_DEF_ITERS;
+    o->iters_large = KB_DEF_ITERS_LARGE;
+    o->warmup = KB_DEF_WARMUP;
+    o->warmup_large = KB_DEF_WARMUP_LARGE;
+    const char *alist[64];
+    int nalist = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout, o->coll);
+            MPI_Finalize();
+            exit(0);
+        }
+    }
+    if (argc < 2 || argv[1][0] == '-')
+        bad_usage(o, "the first argument must be a collective%s", "");
+    for (int c = 0; c < NCOLLS; c++)
+        if (strcmp(argv[1], colls[c].name) == 0)
+            o->coll = &colls[c];
+    if (!o->coll)
+        bad_usage(o, "unknown collective \"%s\"", argv[1]);
+
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        char opt = 0;
+        if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
+            if (a[8] == '=')
+                val = a + 9;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                bad_usage(o, "--format needs a value (text or json)%s", "");
+            if (strcmp(val, "json") == 0)
+                o->json = 1;
+            else if (strcmp(val, "text") == 0)
+                o->json = 0;
+            else
+                bad_usage(o, "unknown --format \"%s\" (text or json)", val);
+            continue;
+        }
+        if (a[0] != '-' || a[1] == '\0' || a[1] == '-')
+            bad_usage(o, "unexpected argument \"%s\"", a);
+        opt = a[1];
+        if (opt == 'f' || opt == 'c') {
+            if (a[2] != '\0')
+                bad_usage(o, "unknown option \"%s\"", a);
+            if (opt == 'f')
+                o->full = 1;
+            else
+                o->check = 1;
+            continue;
+        }
+        if (opt != 'm' && opt != 'i' && opt != 'x' && opt != 'a')
+            bad_usage(o, "unknown option \"%s\"", a);
+        if (a[2] != '\0')
+            val = a + 2;
+        else if (i + 1 < argc)
+            val = argv[++i];
+        else
+            bad_usage(o, "option \"%s\" needs a value", a);
+
+        switch (opt) {
+        case 'm': {
+            const char *colon = strchr(val, ':');
+            size_t lo = KB_DEF_MIN, hi = KB_DEF_MAX;
+            if (colon) {
+                char minpart[64];
+                size_t ml = (size_t)(colon - val);
+                if (ml >= sizeof(minpart))
+                    bad_usage(o, "bad -m \"%s\"", val);
+                memcpy(minpart, val, ml);
+                minpart[ml] = '\0';
+                if (ml > 0 && parse_size(minpart, &lo))
+                    bad_usage(o, "bad -m minimum in \"%s\"", val);
+                if (colon[1] != '\0' && parse_size(colon + 1, &hi))
+                    bad_usage(o, "bad -m maximum in \"%s\"", val);
+            } else if (parse_size(val, &hi)) {
+                bad_usage(o, "bad -m \"%s\" (expected [MIN:]MAX in bytes)", val);
+            }
+            if (lo > hi)
+                bad_usage(o, "-m \"%s\": MIN is larger than MAX", val);
+            o->min_size = lo;
+            o->max_size = hi;
+            break;
+        }
+        case 'i':
+            if (parse_int(val, 1, &o->iters))
+                bad_usage(o, "bad -i \"%s\" (an integer >= 1)", val);
+            o->iters_large = o->iters;
+            break;
+        case 'x':
+            if (parse_int(val, 0, &o->warmup))
+                bad_usage(o, "bad -x \"%s\" (an integer >= 0)", val);
+            o->warmup_large = o->warmup;
+            break;
+        case 'a':
+            if (nalist == (int)(sizeof(alist) / sizeof(alist[0])))
+                bad_usage(o, "too many -a options%s", "");
+            alist[nalist++] = val;
+            break;
+        }
+    }
+
+    if (nalist > 0) {
+        for (int i = 0; i < nalist; i++)
+            parse_alg_list(o, alist[i]);
+    } else {
+        add_alg(o, "native");
+        if (o->coll->kcoll >= 0) {
+            int n = kp_algorithm_count((enum kp_coll)o->coll->kcoll);
+            for (int i = 0; i < n; i++) {
+                const char *nm = kp_algorithm_name((enum kp_coll)o->coll->kcoll, i);
+                if (nm && *nm)
+                    add_alg(o, nm);
+            }
+        }
+    }
+
+    /* Validate every kport specification now (same on every rank). */
+    for (int i = 0; i < o->nalgs; i++) {
+        alg_entry *a = &o->algs[i];
+        if (a->native)
+            continue;
+        if (o->coll->kcoll < 0)
+            bad_usage(o, "kport has no algorithms for this collective; use -a native (got \"%s\")", a->spec);
+        int rc = kp_set_algorithm((enum kp_coll)o->coll->kcoll, a->spec);
+        if (rc != KP_SUCCESS) {
+            char msg[KB_ERR_LEN + KB_NAME_LEN];
+            snprintf(msg, sizeof(msg), "-a \"%s\": %s: %s", a->spec, kp_strerror(rc), kp_last_error());
+            bad_usage(o, "%s", msg);
+        }
+    }
+    if (o->coll->kcoll >= 0)
+        kp_set_algorithm((enum kp_coll)o->coll->kcoll, NULL);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Environment description                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* "Open MPI 4.1.4", "MPICH 4.0.2", else the trimmed first line. */
+static void mpi_library_name(char *out, size_t outlen)
+{
+    char buf[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+    int len = 0;
+    MPI_Get_library_version(buf, &len);
+    buf[len < 0 ? 0 : len > MPI_MAX_LIBRARY_VERSION_STRING ? MPI_MAX_LIBRARY_VERSION_STRING : len] = '\0';
+    char *s = buf;
+    while (isspace((unsigned char)*s))
+        s++;
+    char *nl = strchr(s, '\n');
+    if (nl)
+        *nl = '\0';
+    for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);)
+        *--e = '\0';
+    if (strncmp(s, "Open MPI v", 10) == 0) {
+        const char *v = s + 10;
+        size_t n = strcspn(v, ", \t");
+        snprintf(out, outlen, "Open MPI %.*s", (int)n, v);
+    } else if (strncmp(s, "MPICH Version:", 14) == 0) {
+        const char *v = s + 14;
+        while (isspace((unsigned char)*v))
+            v++;
+        snprintf(out, outlen, "MPICH %s", v);
+    } else {
+        snprintf(out, outlen, "%s", s);
+    }
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+/* Number of distinct hosts (MPI_Get_processor_name), and ranks per host. */
+static void node_layout(MPI_Comm comm, int *hosts, int *rmin, int *rmax)
+{
+    int rank, P, len = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    char name[MPI_MAX_PROCESSOR_NAME];
+    memset(name, 0, sizeof(name));
+    MPI_Get_processor_name(name, &len);
+    char *all = NULL;
+    if (rank == 0) {
+        all = calloc((size_t)P, MPI_MAX_PROCESSOR_NAME);
+        if (!all)
+            MPI_Abort(comm, 1);
+    }
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    int v[3] = {1, P, P};
+    if (rank == 0) {
+        qsort(all, (size_t)P, MPI_MAX_PROCESSOR_NAME, cmp_names);
+        int h = 0, run = 0;
+        v[1] = INT_MAX;
+        v[2] = 0;
+        for (int i = 0; i < P; i++) {
+            run++;
+            if (i == P - 1 || strcmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME,
+                                     all + (size_t)(i + 1) * MPI_MAX_PROCESSOR_NAME) != 0) {
+                h++;
+                if (run < v[1])
+                    v[1] = run;
+                if (run > v[2])
+                    v[2] = run;
+                run = 0;
+            }
+        }
+        v[0] = h;
+        free(all);
+    }
+    MPI_Bcast(v, 3, MPI_INT, 0, comm);
+    *hosts = v[0];
+    *rmin = v[1];
+    *rmax = v[2];
+}
+
+/* ------------------------------------------------------------------------- */
+/* Measurement                                                                */
+/* ------------------------------------------------------------------------- */
+
+enum { RES_OK = 0, RES_NA, RES_ERR, RES_INVALID };
+
+typedef struct result {
+    int status;
+    double median, min, avg, max; /* seconds */
+    int iters;
+    long long bad;                /* wrong bytes, summed over ranks (-c) */
+    char ran[KB_NAME_LEN];        /* kp_last_algorithm (or "native") */
+    char msg[KB_ERR_LEN];         /* why n/a or failed */
+} result;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Give every rank the message of the lowest rank whose code is gcode. */
+static void share_message(char *msg, int mine, MPI_Comm sync)
+{
+    int rank, P, src;
+    MPI_Comm_rank(sync, &rank);
+    MPI_Comm_size(sync, &P);
+    int cand = mine ? rank : P;
+    MPI_Allreduce(&cand, &src, 1, MPI_INT, MPI_MIN, sync);
+    if (src < P)
+        MPI_Bcast(msg, KB_ERR_LEN, MPI_CHAR, src, sync);
+}
+
+static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int iters, double *times,
+                    double *maxes, result *r, MPI_Comm sync)
+{
+    const bench_coll *bc = o->coll;
+    memset(r, 0, sizeof(*r));
+    cx->native = a->native;
+    cx->label = a->label;
+    cx->reported = 0;
+    snprintf(r->ran, sizeof(r->ran), "%s", a->native ? "native" : a->spec);
+    if (!a->native) {
+        int rc = kp_set_algorithm((enum kp_coll)bc->kcoll, a->spec);
+        if (rc != KP_SUCCESS) { /* validated at startup; same on every rank */
+            r->status = RES_ERR;
+            snprintf(r->msg, sizeof(r->msg), "kp_set_algorithm: %s: %s", kp_strerror(rc), kp_last_error());
+            return;
+        }
+    }
+
+    char errmsg[KB_ERR_LEN] = "";
+    int failed = 0;
+    long long bad = 0;
+    int total = warm + iters;
+    for (int it = 0; it < total; it++) {
+        if (o->check && bc->fill)
+            bc->fill(cx, it);
+        MPI_Barrier(sync);
+        double t0 = MPI_Wtime();
+        int rc = bc->run(cx);
+        double t1 = MPI_Wtime();
+        if (rc != KP_SUCCESS && !failed) {
+            const char *why = a->native ? "" : kp_last_error();
+            failed = rc;
+            if (rc == KP_ERR_UNSUPPORTED && why && *why)
+                snprintf(errmsg, sizeof(errmsg), "%s", why);
+            else
+                snprintf(errmsg, sizeof(errmsg), "%s%s%s", kp_strerror(rc), why && *why ? ": " : "",
+                         why ? why : "");
+        }
+        if (it == 0) {
+            /* The first call decides: refused (n/a) or failed on any rank. */
+            int code = rc == KP_SUCCESS ? 0 : rc == KP_ERR_UNSUPPORTED ? 1 : 2, gcode;
+            MPI_Allreduce(&code, &gcode, 1, MPI_INT, MPI_MAX, sync);
+            if (gcode != 0) {
+                share_message(errmsg, code == gcode, sync);
+                r->status = gcode == 1 ? RES_NA : RES_ERR;
+                snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
+                return;
+            }
+            if (!a->native && !a->is_auto) {
+                const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
+                if (ran && *ran)
+                    snprintf(r->ran, sizeof(r->ran), "%s", ran);
+            }
+        }
+        if (o->check && bc->check)
+            bad += bc->check(cx, it);
+        if (it >= warm)
+            times[it - warm] = t1 - t0;
+    }
+    if (a->is_auto) { /* what auto chose at this size */
+        const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
+        snprintf(r->ran, sizeof(r->ran), "auto(%s)", ran && *ran ? ran : "?");
+    }
+
+    MPI_Reduce(times, maxes, iters, MPI_DOUBLE, MPI_MAX, 0, sync);
+    int lf = failed != 0, gf;
+    long long gbad;
+    MPI_Allreduce(&lf, &gf, 1, MPI_INT, MPI_MAX, sync);
+    MPI_Allreduce(&bad, &gbad, 1, MPI_LONG_LONG, MPI_SUM, sync);
+    r->iters = iters;
+    r->bad = gbad;
+    if (gf) {
+        share_message(errmsg, lf, sync);
+        r->status = RES_ERR;
+        snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
+    } else if (gbad) {
+        r->status = RES_INVALID;
+        snprintf(r->msg, sizeof(r->msg), "%lld wrong bytes (summed over ranks and iterations)", gbad);
+    }
+    if (cx->rank == 0) {
+        double sum = 0;
+        for (int i = 0; i < iters; i++)
+            sum += maxes[i];
+        qsort(maxes, (size_t)iters, sizeof(double), cmp_double);
+        r->min = maxes[0];
+        r->max = maxes[iters - 1];
+        r->avg = sum / iters;
+        r->median = iters % 2 ? maxes[iters / 2] : 0.5 * (maxes[iters / 2 - 1] + maxes[iters / 2]);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Output                                                                     */
+/* ------------------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static const char *status_name(int s)
+{
+    return s == RES_OK ? "ok" : s == RES_NA ? "n/a" : s == RES_ERR ? "error" : "invalid";
+}
+
+static void json_line(const options *o, const char *mpi, int P, int hosts, size_t size, const alg_entry *a,
+                      const result *r)
+{
+    printf("{\"coll\":");
+    json_string(stdout, o->coll->name);
+    printf(",\"algorithm\":");
+    json_string(stdout, a->is_auto ? "auto" : r->ran);
+    printf(",\"requested\":");
+    json_string(stdout, a->spec);
+    if (a->is_auto) {
+        printf(",\"ran\":");
+        json_string(stdout, r->ran);
+    }
+    printf(",\"mpi\":");
+    json_string(stdout, mpi);
+    printf(",\"P\":%d,\"hosts\":%d,\"size\":%zu", P, hosts, size);
+    if (r->status == RES_OK || r->status == RES_INVALID)
+        printf(",\"median_us\":%.3f,\"min_us\":%.3f,\"avg_us\":%.3f,\"max_us\":%.3f,\"iterations\":%d",
+               r->median * 1e6, r->min * 1e6, r->avg * 1e6, r->max * 1e6, r->iters);
+    else
+        printf(",\"median_us\":null,\"min_us\":null,\"avg_us\":null,\"max_us\":null,\"iterations\":0");
+    printf(",\"validated\":%s,\"status\":\"%s\"", o->check && r->status == RES_OK ? "true" : "false",
+           status_name(r->status));
+    if (o->check && r->status != RES_NA && r->status != RES_ERR)
+        printf(",\"errors\":%lld", r->bad);
+    if (r->status != RES_OK) {
+        printf(",\"error\":");
+        json_string(stdout, r->msg);
+    }
+    printf("}\n");
+}
+
+static int col_width(const alg_entry *a)
+{
+    int w = (int)strlen(a->label) + 2;
+    return w < 12 ? 12 : w;
+}
+
+static void text_cell(const alg_entry *a, const result *r)
+{
+    char cell[32];
+    switch (r->status) {
+    case RES_OK: snprintf(cell, sizeof(cell), "%.2f", r->median * 1e6); break;
+    case RES_NA: snprintf(cell, sizeof(cell), "n/a"); break;
+    case RES_ERR: snprintf(cell, sizeof(cell), "ERROR"); break;
+    default: snprintf(cell, sizeof(cell), "INVALID"); break;
+    }
+    printf("%*s", col_width(a), cell);
+}
+
+/* ------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    g_rank = rank;
+
+    options o;
+    parse_options(argc, argv, &o);
+    const bench_coll *bc = o.coll;
+
+    /* Sizes: OSU's MIN, 2*MIN, ... (0 first when MIN is 0). */
+    int nsizes = 0;
+    size_t sizes[80];
+    {
+        size_t s = o.min_size;
+        if (s == 0) {
+            sizes[nsizes++] = 0;
+            s = 1;
+        }
+        while (s <= o.max_size && nsizes < 80) {
+            sizes[nsizes++] = s;
+            if (s > o.max_size / 2)
+                break;
+            s *= 2;
+        }
+    }
+    size_t sbytes = 0, rbytes = 0;
+    if (bc->buffers && bc->buffers(o.max_size, P, &sbytes, &rbytes))
+        bad_usage(&o, "-m: maximum size too large for %s at this P", bc->native_call);
+
+    bench_ctx cx;
+    memset(&cx, 0, sizeof(cx));
+    MPI_Comm sync;
+    MPI_Comm_dup(MPI_COMM_WORLD, &sync);
+    MPI_Comm_dup(MPI_COMM_WORLD, &cx.comm);
+    cx.rank = rank;
+    cx.P = P;
+    cx.sbuf_len = sbytes;
+    cx.rbuf_len = rbytes;
+    cx.sbuf = malloc(sbytes ? sbytes : 1);
+    cx.rbuf = malloc(rbytes + KB_GUARD);
+    int maxit = o.iters > o.iters_large ? o.iters : o.iters_large;
+    double *times = malloc((size_t)maxit * sizeof(double));
+    double *maxes = malloc((size_t)maxit * sizeof(double));
+    result *res = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(result));
+    int ok = cx.sbuf && cx.rbuf && times && maxes && res, gok;
+    MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!gok) {
+        if (rank == 0)
+            fprintf(stderr, "kport-bench: cannot allocate buffers for %zu bytes (P = %d)\n", o.max_size, P);
+        MPI_Finalize();
+        return 1;
+    }
+    /* Touch the buffers once so first-touch page faults are not timed. */
+    memset(cx.sbuf, 0, sbytes ? sbytes : 1);
+    memset(cx.rbuf, 0, rbytes + KB_GUARD);
+
+    char mpi[256];
+    mpi_library_name(mpi, sizeof(mpi));
+    int hosts, rmin, rmax;
+    node_layout(MPI_COMM_WORLD, &hosts, &rmin, &rmax);
+
+    int failures = 0;
+    for (int si = 0; si < nsizes; si++) {
+        size_t size = sizes[si];
+        int large = size > KB_LARGE_MSG;
+        int iters = large ? o.iters_large : o.iters;
+        int warm = large ? o.warmup_large : o.warmup;
+        cx.size = size;
+        for (int ai = 0; ai < o.nalgs; ai++)
+            run_one(&o, &cx, &o.algs[ai], warm, iters, times, maxes, &res[(size_t)ai * nsizes + si], sync);
+
+        for (int ai = 0; ai < o.nalgs; ai++) {
+            alg_entry *a = &o.algs[ai];
+            result *r = &res[(size_t)ai * nsizes + si];
+            if (si == 0 && r->status == RES_OK && !a->native && !a->is_auto)
+                snprintf(a->label, sizeof(a->label), "%s", r->ran);
+            if (r->status == RES_NA && a->na_msg[0] == '\0')
+                snprintf(a->na_msg, sizeof(a->na_msg), "%s", r->msg);
+            if (r->status == RES_ERR || r->status == RES_INVALID) {
+                failures++;
+                if (rank == 0)
+                    fprintf(stderr, "kport-bench: %s %s, size %zu: %s: %s\n", bc->name, a->label, size,
+                            r->status == RES_ERR ? "FAILED" : "VALIDATION FAILED", r->msg);
+            }
+        }
+        if (rank != 0)
+            continue;
+
+        if (o.json) {
+            for (int ai = 0; ai < o.nalgs; ai++)
+                json_line(&o, mpi, P, hosts, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
+            fflush(stdout);
+            continue;
+        }
+        if (si == 0) {
+            printf("# kport-bench %s\n", bc->name);
+            printf("# MPI: %s\n", mpi);
+            printf("# kport: %d.%d.%d\n", KPORT_VERSION_MAJOR, KPORT_VERSION_MINOR, KPORT_VERSION_PATCH);
+            if (rmin == rmax)
+                printf("# P = %d, node layout: %d host%s, %d rank%s per host\n", P, hosts, hosts == 1 ? "" : "s",
+                       rmin, rmin == 1 ? "" : "s");
+            else
+                printf("# P = %d, node layout: %d hosts, %d to %d ranks per host\n", P, hosts, rmin, rmax);
+            printf("# Iterations: %d (%d above %d bytes), warmup: %d (%d above %d bytes), validation: %s\n", o.iters,
+                   o.iters_large, KB_LARGE_MSG, o.warmup, o.warmup_large, KB_LARGE_MSG, o.check ? "on" : "off");
+            printf("# Latency(us): median over iterations of the maximum over ranks\n");
+            for (int ai = 0; ai < o.nalgs; ai++) {
+                alg_entry *a = &o.algs[ai];
+                if (a->native)
+                    printf("# %-28s %s\n", a->label, bc->native_call);
+                else if (a->is_auto)
+                    printf("# %-28s kport automatic selection\n", a->label);
+                else
+                    printf("# %-28s kport, forced \"%s\"\n", a->label, a->spec);
+                if (a->na_msg[0]) {
+                    printf("#   n/a: %s\n", a->na_msg);
+                    a->na_noted = 1;
+                }
+            }
+            printf("%-10s", "# Size");
+            for (int ai = 0; ai < o.nalgs; ai++)
+                printf("%*s", col_width(&o.algs[ai]), o.algs[ai].label);
+            printf("\n");
+        }
+        printf("%-10zu", size);
+        for (int ai = 0; ai < o.nalgs; ai++)
+            text_cell(&o.algs[ai], &res[(size_t)ai * nsizes + si]);
+        printf("\n");
+        fflush(stdout);
+    }
+
+    if (rank == 0 && !o.json) {
+        for (int ai = 0; ai < o.nalgs; ai++) {
+            alg_entry *a = &o.algs[ai];
+            if (a->na_msg[0] && !a->na_noted)
+                printf("# %s: n/a at some sizes: %s\n", a->label, a->na_msg);
+            for (int si = 0; si < nsizes; si++) {
+                const result *r = &res[(size_t)ai * nsizes + si];
+                if (r->status == RES_OK && !a->native && !a->is_auto && strcmp(r->ran, a->label) != 0)
+                    printf("# note: %s ran as %s at size %zu\n", a->label, r->ran, sizes[si]);
+                if (r->status == RES_ERR || r->status == RES_INVALID)
+                    printf("# %s, size %zu: %s: %s\n", a->label, sizes[si],
+                           r->status == RES_ERR ? "FAILED" : "VALIDATION FAILED", r->msg);
+            }
+        }
+        if (o.full) {
+            for (int ai = 0; ai < o.nalgs; ai++) {
+                alg_entry *a = &o.algs[ai];
+                printf("\n# Algorithm: %s", a->label);
+                if (a->native)
+                    printf(" (%s)\n", bc->native_call);
+                else
+                    printf(" (kp_last_algorithm; requested \"%s\")\n", a->spec);
+                printf("%-10s%20s%18s%18s%18s%12s\n", "# Size", "Median Latency(us)", "Avg Latency(us)",
+                       "Min Latency(us)", "Max Latency(us)", "Iterations");
+                int shown = 0; /* the refusal message, once per block */
+                for (int si = 0; si < nsizes; si++) {
+                    const result *r = &res[(size_t)ai * nsizes + si];
+                    printf("%-10zu", sizes[si]);
+                    if (r->status == RES_OK || r->status == RES_INVALID)
+                        printf("%20.2f%18.2f%18.2f%18.2f%12d%s\n", r->median * 1e6, r->avg * 1e6, r->min * 1e6,
+                               r->max * 1e6, r->iters, r->status == RES_INVALID ? "  INVALID" : "");
+                    else if (r->status == RES_NA && !shown++)
+                        printf("%20s  %s\n", "n/a", r->msg);
+                    else if (r->status == RES_NA)
+                        printf("%20s\n", "n/a");
+                    else
+                        printf("%20s  %s\n", "ERROR", r->msg);
+                }
+            }
+        }
+        if (o.check)
+            printf("# Validation: %s\n", failures ? "FAILED" : "passed");
+        fflush(stdout);
+    }
+
+    if (bc->kcoll >= 0)
+        kp_set_algorithm((enum kp_coll)bc->kcoll, NULL);
+    free(res);
+    free(times);
+    free(maxes);
+    free(cx.sbuf);
+    free(cx.rbuf);
+    free(o.algs);
+    MPI_Comm_free(&cx.comm);
+    MPI_Comm_free(&sync);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
