@@ -34,6 +34,9 @@ enum kp_error {
 /* Collectives kport knows about (used to force algorithms). */
 enum kp_coll {
     KP_COLL_ALLGATHER = 0,
+    KP_COLL_BARRIER = 1,
+    KP_COLL_GATHER = 2,
+    KP_COLL_ALLTOALL = 3,
     KP_COLL_COUNT
 };
 
@@ -50,9 +53,24 @@ int kp_allgather(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
                  void *recvbuf, MPI_Count rcount, MPI_Datatype rtype,
                  MPI_Comm comm);
 
+/* Barrier with MPI_Barrier semantics. */
+int kp_barrier(MPI_Comm comm);
+
+/* Gather with MPI_Gather semantics (any root; MPI_IN_PLACE as sendbuf at
+ * the root; recvbuf, rcount and rtype significant only at the root). */
+int kp_gather(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+              void *recvbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+              MPI_Comm comm);
+
+/* All-to-all with MPI_Alltoall semantics (MPI_IN_PLACE as sendbuf). */
+int kp_alltoall(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+                void *recvbuf, MPI_Count rcount, MPI_Datatype rtype,
+                MPI_Comm comm);
+
 /* Force an algorithm for a collective, e.g. "bruck:k=3",
- * "concurrent_exchange:C=2", or "auto" (or NULL) to restore automatic
- * selection. Overrides KPORT_<COLL>. Returns KP_ERR_PARAM for an unknown
+ * "concurrent_exchange:C=2", "nway_dissemination:n=3", or "auto" (or NULL)
+ * to restore automatic selection. Overrides KPORT_<COLL> (KPORT_ALLGATHER,
+ * KPORT_BARRIER, KPORT_GATHER, KPORT_ALLTOALL). Returns KP_ERR_PARAM for an unknown
  * name or parameter. Process-wide; must be the same on every rank. */
 int kp_set_algorithm(enum kp_coll coll, const char *spec);
 

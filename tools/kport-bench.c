@@ -441,20 +441,22 @@ static void parse_options(int argc, char **argv, options *o)
         }
         if (a[0] != '-' || a[1] == '\0' || a[1] == '-')
             bad_usage(o, "unexpected argument \"%s\"", a);
-        opt = a[1];
-        if (opt == 'f' || opt == 'c') {
-            if (a[2] != '\0')
-                bad_usage(o, "unknown option \"%s\"", a);
-            if (opt == 'f')
+        /* getopt-style: flags may be bundled (-fc), a value may be attached (-i100, -fm1:64). */
+        const char *p = a + 1;
+        while (*p == 'f' || *p == 'c') {
+            if (*p == 'f')
                 o->full = 1;
             else
                 o->check = 1;
-            continue;
+            p++;
         }
+        if (*p == '\0')
+            continue;
+        opt = *p;
         if (opt != 'm' && opt != 'i' && opt != 'x' && opt != 'a')
             bad_usage(o, "unknown option \"%s\"", a);
-        if (a[2] != '\0')
-            val = a + 2;
+        if (p[1] != '\0')
+            val = p + 1;
         else if (i + 1 < argc)
             val = argv[++i];
         else
@@ -477,6 +479,8 @@ static void parse_options(int argc, char **argv, options *o)
                     bad_usage(o, "bad -m maximum in \"%s\"", val);
             } else if (parse_size(val, &hi)) {
                 bad_usage(o, "bad -m \"%s\" (expected [MIN:]MAX in bytes)", val);
+            } else if (hi < lo) {
+                lo = hi; /* "-m 0": only size 0 */
             }
             if (lo > hi)
                 bad_usage(o, "-m \"%s\": MIN is larger than MAX", val);
@@ -625,6 +629,7 @@ typedef struct result {
     int iters;
     long long bad;                /* wrong bytes, summed over ranks (-c) */
     char ran[KB_NAME_LEN];        /* kp_last_algorithm (or "native") */
+    int ran_known;                /* ran is what kport reported (not just the request) */
     char msg[KB_ERR_LEN];         /* why n/a or failed */
 } result;
 
@@ -664,6 +669,10 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
         }
     }
 
+    /* kport records the algorithm only for calls that move data (a 0-byte
+     * all-gather returns at once and leaves kp_last_algorithm as it was). */
+    size_t sb = 0, rb = 0;
+    int moves = !bc->buffers || (bc->buffers(cx->size, cx->P, &sb, &rb) == 0 && (sb > 0 || rb > 0));
     char errmsg[KB_ERR_LEN] = "";
     int failed = 0;
     long long bad = 0;
@@ -694,10 +703,12 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
                 snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
                 return;
             }
-            if (!a->native && !a->is_auto) {
+            if (!a->native && !a->is_auto && moves) {
                 const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
-                if (ran && *ran)
+                if (ran && *ran) {
                     snprintf(r->ran, sizeof(r->ran), "%s", ran);
+                    r->ran_known = 1;
+                }
             }
         }
         if (o->check && bc->check)
@@ -705,9 +716,10 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
         if (it >= warm)
             times[it - warm] = t1 - t0;
     }
-    if (a->is_auto) { /* what auto chose at this size */
+    if (a->is_auto && moves) { /* what auto chose at this size */
         const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
         snprintf(r->ran, sizeof(r->ran), "auto(%s)", ran && *ran ? ran : "?");
+        r->ran_known = 1;
     }
 
     MPI_Reduce(times, maxes, iters, MPI_DOUBLE, MPI_MAX, 0, sync);
@@ -771,7 +783,7 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
     printf("{\"coll\":");
     json_string(stdout, o->coll->name);
     printf(",\"algorithm\":");
-    json_string(stdout, a->is_auto ? "auto" : r->ran);
+    json_string(stdout, a->is_auto ? "auto" : r->ran_known ? r->ran : a->label);
     printf(",\"requested\":");
     json_string(stdout, a->spec);
     if (a->is_auto) {
@@ -813,6 +825,39 @@ static void text_cell(const alg_entry *a, const result *r)
     default: snprintf(cell, sizeof(cell), "INVALID"); break;
     }
     printf("%*s", col_width(a), cell);
+}
+
+static void print_header(options *o, const char *mpi, int P, int hosts, int rmin, int rmax)
+{
+    const bench_coll *bc = o->coll;
+    printf("# kport-bench %s\n", bc->name);
+    printf("# MPI: %s\n", mpi);
+    printf("# kport: %d.%d.%d\n", KPORT_VERSION_MAJOR, KPORT_VERSION_MINOR, KPORT_VERSION_PATCH);
+    if (rmin == rmax)
+        printf("# P = %d, node layout: %d host%s, %d rank%s per host\n", P, hosts, hosts == 1 ? "" : "s", rmin,
+               rmin == 1 ? "" : "s");
+    else
+        printf("# P = %d, node layout: %d hosts, %d to %d ranks per host\n", P, hosts, rmin, rmax);
+    printf("# Iterations: %d (%d above %d bytes), warmup: %d (%d above %d bytes), validation: %s\n", o->iters,
+           o->iters_large, KB_LARGE_MSG, o->warmup, o->warmup_large, KB_LARGE_MSG, o->check ? "on" : "off");
+    printf("# Latency(us): median over iterations of the maximum over ranks\n");
+    for (int ai = 0; ai < o->nalgs; ai++) {
+        alg_entry *a = &o->algs[ai];
+        if (a->native)
+            printf("# %-28s %s\n", a->label, bc->native_call);
+        else if (a->is_auto)
+            printf("# %-28s kport automatic selection\n", a->label);
+        else
+            printf("# %-28s kport, forced \"%s\" (name as reported by kp_last_algorithm)\n", a->label, a->spec);
+        if (a->na_msg[0]) {
+            printf("#   n/a: %s\n", a->na_msg);
+            a->na_noted = 1;
+        }
+    }
+    printf("%-10s", "# Size");
+    for (int ai = 0; ai < o->nalgs; ai++)
+        printf("%*s", col_width(&o->algs[ai]), o->algs[ai].label);
+    printf("\n");
 }
 
 /* ------------------------------------------------------------------------- */
@@ -882,6 +927,7 @@ int main(int argc, char **argv)
     node_layout(MPI_COMM_WORLD, &hosts, &rmin, &rmax);
 
     int failures = 0;
+    int labels_ready = 0, emitted = 0; /* sizes printed so far */
     for (int si = 0; si < nsizes; si++) {
         size_t size = sizes[si];
         int large = size > KB_LARGE_MSG;
@@ -894,7 +940,8 @@ int main(int argc, char **argv)
         for (int ai = 0; ai < o.nalgs; ai++) {
             alg_entry *a = &o.algs[ai];
             result *r = &res[(size_t)ai * nsizes + si];
-            if (si == 0 && r->status == RES_OK && !a->native && !a->is_auto)
+            /* Column label: what kport reported at the first size that moved data. */
+            if (!labels_ready && r->status == RES_OK && r->ran_known && !a->is_auto)
                 snprintf(a->label, sizeof(a->label), "%s", r->ran);
             if (r->status == RES_NA && a->na_msg[0] == '\0')
                 snprintf(a->na_msg, sizeof(a->na_msg), "%s", r->msg);
@@ -905,49 +952,25 @@ int main(int argc, char **argv)
                             r->status == RES_ERR ? "FAILED" : "VALIDATION FAILED", r->msg);
             }
         }
-        if (rank != 0)
-            continue;
-
-        if (o.json) {
-            for (int ai = 0; ai < o.nalgs; ai++)
-                json_line(&o, mpi, P, hosts, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
-            fflush(stdout);
-            continue;
+        /* Output waits until the labels are known (a 0-byte size reports none). */
+        if (!labels_ready && (size > 0 || si == nsizes - 1)) {
+            labels_ready = 1;
+            if (rank == 0 && !o.json)
+                print_header(&o, mpi, P, hosts, rmin, rmax);
         }
-        if (si == 0) {
-            printf("# kport-bench %s\n", bc->name);
-            printf("# MPI: %s\n", mpi);
-            printf("# kport: %d.%d.%d\n", KPORT_VERSION_MAJOR, KPORT_VERSION_MINOR, KPORT_VERSION_PATCH);
-            if (rmin == rmax)
-                printf("# P = %d, node layout: %d host%s, %d rank%s per host\n", P, hosts, hosts == 1 ? "" : "s",
-                       rmin, rmin == 1 ? "" : "s");
-            else
-                printf("# P = %d, node layout: %d hosts, %d to %d ranks per host\n", P, hosts, rmin, rmax);
-            printf("# Iterations: %d (%d above %d bytes), warmup: %d (%d above %d bytes), validation: %s\n", o.iters,
-                   o.iters_large, KB_LARGE_MSG, o.warmup, o.warmup_large, KB_LARGE_MSG, o.check ? "on" : "off");
-            printf("# Latency(us): median over iterations of the maximum over ranks\n");
-            for (int ai = 0; ai < o.nalgs; ai++) {
-                alg_entry *a = &o.algs[ai];
-                if (a->native)
-                    printf("# %-28s %s\n", a->label, bc->native_call);
-                else if (a->is_auto)
-                    printf("# %-28s kport automatic selection\n", a->label);
-                else
-                    printf("# %-28s kport, forced \"%s\"\n", a->label, a->spec);
-                if (a->na_msg[0]) {
-                    printf("#   n/a: %s\n", a->na_msg);
-                    a->na_noted = 1;
-                }
+        if (!labels_ready || rank != 0)
+            continue;
+        for (; emitted <= si; emitted++) {
+            if (o.json) {
+                for (int ai = 0; ai < o.nalgs; ai++)
+                    json_line(&o, mpi, P, hosts, sizes[emitted], &o.algs[ai], &res[(size_t)ai * nsizes + emitted]);
+            } else {
+                printf("%-10zu", sizes[emitted]);
+                for (int ai = 0; ai < o.nalgs; ai++)
+                    text_cell(&o.algs[ai], &res[(size_t)ai * nsizes + emitted]);
+                printf("\n");
             }
-            printf("%-10s", "# Size");
-            for (int ai = 0; ai < o.nalgs; ai++)
-                printf("%*s", col_width(&o.algs[ai]), o.algs[ai].label);
-            printf("\n");
         }
-        printf("%-10zu", size);
-        for (int ai = 0; ai < o.nalgs; ai++)
-            text_cell(&o.algs[ai], &res[(size_t)ai * nsizes + si]);
-        printf("\n");
         fflush(stdout);
     }
 
@@ -958,7 +981,7 @@ int main(int argc, char **argv)
                 printf("# %s: n/a at some sizes: %s\n", a->label, a->na_msg);
             for (int si = 0; si < nsizes; si++) {
                 const result *r = &res[(size_t)ai * nsizes + si];
-                if (r->status == RES_OK && !a->native && !a->is_auto && strcmp(r->ran, a->label) != 0)
+                if (r->status == RES_OK && r->ran_known && !a->is_auto && strcmp(r->ran, a->label) != 0)
                     printf("# note: %s ran as %s at size %zu\n", a->label, r->ran, sizes[si]);
                 if (r->status == RES_ERR || r->status == RES_INVALID)
                     printf("# %s, size %zu: %s: %s\n", a->label, sizes[si],

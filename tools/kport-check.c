@@ -85,12 +85,12 @@ int main(int argc, char **argv)
             const kp_algo *a = kp_algo_at(KP_COLL_ALLGATHER, i);
             if (a->params & KP_PARAM_K) {
                 for (int k = 1; k <= 8; k++, n++)
-                    algos[n] = a, prms[n] = (kp_params){k, 0};
+                    algos[n] = a, prms[n] = (kp_params){.k = k};
             } else if (a->params & KP_PARAM_C) {
                 for (int c = 0; c < 4; c++, n++)
-                    algos[n] = a, prms[n] = (kp_params){0, Cs[c]};
+                    algos[n] = a, prms[n] = (kp_params){.C = Cs[c]};
             } else {
-                algos[n] = a, prms[n++] = (kp_params){0, 0};
+                algos[n] = a, prms[n++] = (kp_params){0};
             }
         }
     }

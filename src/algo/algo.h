@@ -11,6 +11,7 @@
 /* Which parameters an algorithm takes (bit mask). */
 #define KP_PARAM_K 0x1u
 #define KP_PARAM_C 0x2u
+#define KP_PARAM_N 0x4u
 
 /* A builder appends rank s->rank's operations for (s->P, s->bytes) to s,
  * which the caller has initialised with kp_sched_init. Parameters arrive
@@ -36,6 +37,20 @@ int kp_allgather_bruck_build(kp_sched *s, const kp_params *prm);
 int kp_allgather_concurrent_exchange_build(kp_sched *s, const kp_params *prm);
 int kp_allgather_concurrent_exchange_split_build(kp_sched *s, const kp_params *prm);
 
+/* Barrier builders (src/algo/barrier/<name>.c): zero-byte signals only. */
+int kp_barrier_dissemination_build(kp_sched *s, const kp_params *prm);
+int kp_barrier_nway_dissemination_build(kp_sched *s, const kp_params *prm);
+
+/* Gather builders (src/algo/gather/<name>.c); s->root is the root. */
+int kp_gather_binomial_build(kp_sched *s, const kp_params *prm);
+int kp_gather_direct_build(kp_sched *s, const kp_params *prm);
+
+/* All-to-all builders (src/algo/alltoall/<name>.c); send and receive
+ * buffers are P * bytes; s->inplace: the send buffer IS the receive buffer. */
+int kp_alltoall_pairwise_build(kp_sched *s, const kp_params *prm);
+int kp_alltoall_direct_build(kp_sched *s, const kp_params *prm);
+int kp_alltoall_bruck_build(kp_sched *s, const kp_params *prm);
+
 /* Registry queries. */
 int kp_algo_count(int coll);
 const kp_algo *kp_algo_at(int coll, int i);
@@ -49,8 +64,11 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
 void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outlen);
 
 /* Build one rank's schedule of algorithm a (parameters validated and
- * defaults applied). s is initialised here; free with kp_sched_free. */
+ * defaults applied). s is initialised here; free with kp_sched_free.
+ * kp_algo_build is kp_algo_build_ex with root 0 and no MPI_IN_PLACE. */
 int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes,
                   kp_sched *s);
+int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, int root,
+                     int inplace, kp_sched *s);
 
 #endif /* KP_ALGO_H */

@@ -13,28 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct {
-    MPI_Count size, extent, true_lb, true_extent;
-    int contiguous;
-} tinfo;
-
-static int type_info(MPI_Datatype t, const char *which, tinfo *ti)
-{
-    MPI_Count lb;
-    if (t == MPI_DATATYPE_NULL)
-        return kp_error(KP_ERR_DATATYPE, "kp_allgather: %s datatype is MPI_DATATYPE_NULL", which);
-    if (MPI_Type_size_x(t, &ti->size) != MPI_SUCCESS || MPI_Type_get_extent_x(t, &lb, &ti->extent) != MPI_SUCCESS ||
-        MPI_Type_get_true_extent_x(t, &ti->true_lb, &ti->true_extent) != MPI_SUCCESS)
-        return kp_error(KP_ERR_DATATYPE, "kp_allgather: %s datatype is not a valid (committed) datatype", which);
-    if (ti->size == MPI_UNDEFINED || ti->size < 0)
-        return kp_error(KP_ERR_DATATYPE, "kp_allgather: %s datatype has an undefined size", which);
-    ti->contiguous = ti->size == ti->extent && ti->size == ti->true_extent;
-    return KP_SUCCESS;
-}
-
 /* gather a non-contiguous datatype through packed staging */
 static int allgather_packed(kp_comm *c, kp_plan *pl, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                            void *rbuf, MPI_Count rcount, MPI_Datatype rtype, const tinfo *rt, int64_t bytes)
+                            void *rbuf, MPI_Count rcount, MPI_Datatype rtype, const kp_tinfo *rt, int64_t bytes)
 {
     const int P = c->size, me = c->rank;
     if (scount > INT32_MAX || rcount > INT32_MAX)
@@ -73,36 +54,26 @@ static int allgather_packed(kp_comm *c, kp_plan *pl, const void *sbuf, MPI_Count
 int kp_allgather(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void *recvbuf, MPI_Count rcount,
                  MPI_Datatype rtype, MPI_Comm comm)
 {
-    int rc, inter = 0;
-    tinfo st = {0}, rt;
+    int rc;
+    kp_tinfo st = {0}, rt;
     const int inplace = sendbuf == MPI_IN_PLACE;
 
-    if ((rc = kp_settings_load()))
+    static const char fn[] = "kp_allgather";
+    int64_t bytes, sbytes;
+    if ((rc = kp_settings_load()) || (rc = kp_check_comm(fn, comm)))
         return rc;
-    if (comm == MPI_COMM_NULL)
-        return kp_error(KP_ERR_COMM, "kp_allgather: communicator is MPI_COMM_NULL");
-    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return kp_error(KP_ERR_COMM, "kp_allgather: invalid communicator");
-    if (inter)
-        return kp_error(KP_ERR_COMM, "kp_allgather: inter-communicators are not supported");
-    if (rcount < 0 || (!inplace && scount < 0))
-        return kp_error(KP_ERR_COUNT, "kp_allgather: negative count (scount=%lld, rcount=%lld)", (long long)scount,
-                        (long long)rcount);
-    if ((rc = type_info(rtype, "receive", &rt)))
+    if ((rc = kp_type_info(rtype, fn, "receive", &rt)) || (rc = kp_check_count(fn, "receive", rcount, &rt, &bytes)))
         return rc;
-    if (!inplace && (rc = type_info(stype, "send", &st)))
-        return rc;
-    if (rt.size > 0 && rcount > INT64_MAX / 4 / rt.size)
-        return kp_error(KP_ERR_COUNT, "kp_allgather: rcount=%lld overflows", (long long)rcount);
-    const int64_t bytes = (int64_t)rcount * rt.size;
-    if (!inplace && (st.size > 0 && scount > INT64_MAX / 4 / st.size))
-        return kp_error(KP_ERR_COUNT, "kp_allgather: scount=%lld overflows", (long long)scount);
-    if (!inplace && (int64_t)scount * st.size != bytes)
-        return kp_error(KP_ERR_COUNT,
-                        "kp_allgather: send size %lld bytes (%lld elements of %lld) differs from receive size %lld "
-                        "bytes (%lld elements of %lld)",
-                        (long long)((int64_t)scount * st.size), (long long)scount, (long long)st.size,
-                        (long long)bytes, (long long)rcount, (long long)rt.size);
+    if (!inplace) {
+        if ((rc = kp_type_info(stype, fn, "send", &st)) || (rc = kp_check_count(fn, "send", scount, &st, &sbytes)))
+            return rc;
+        if (sbytes != bytes)
+            return kp_error(KP_ERR_COUNT,
+                            "%s: send size %lld bytes (%lld elements of %lld) differs from receive size %lld bytes "
+                            "(%lld elements of %lld)",
+                            fn, (long long)sbytes, (long long)scount, (long long)st.size, (long long)bytes,
+                            (long long)rcount, (long long)rt.size);
+    }
     if (bytes == 0)
         return KP_SUCCESS;
     if (recvbuf == NULL && rt.true_lb == 0)
@@ -116,7 +87,7 @@ int kp_allgather(const void *sendbuf, MPI_Count scount, MPI_Datatype stype, void
     if ((int64_t)c->size > INT64_MAX / 4 / bytes)
         return kp_error(KP_ERR_COUNT, "kp_allgather: P * bytes overflows");
     kp_plan *pl;
-    if ((rc = kp_select_plan(c, KP_COLL_ALLGATHER, bytes, &pl)))
+    if ((rc = kp_select_plan(c, KP_COLL_ALLGATHER, bytes, 0, 0, &pl)))
         return rc;
     kp_set_last_algorithm(KP_COLL_ALLGATHER, pl->name);
 

@@ -14,6 +14,18 @@
 int kp_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kp_clear_error(void);
 
+/* ---- arguments (dtype.c) ---- */
+typedef struct kp_tinfo {
+    MPI_Count size, extent, true_lb, true_extent;
+    int contiguous; /* count elements are one gap-free run of count*size bytes */
+} kp_tinfo;
+/* fn names the entry point in messages, which says "send"/"receive". */
+int kp_type_info(MPI_Datatype t, const char *fn, const char *which, kp_tinfo *ti);
+/* Negative or overflowing count -> KP_ERR_COUNT; else *bytes = count * size. */
+int kp_check_count(const char *fn, const char *which, MPI_Count count, const kp_tinfo *ti, int64_t *bytes);
+/* MPI_COMM_NULL, invalid or inter-communicator -> KP_ERR_COMM. */
+int kp_check_comm(const char *fn, MPI_Comm comm);
+
 /* ---- plans (plan.c) ---- */
 typedef struct kp_plan {
     struct kp_plan *next;  /* in the communicator's MRU list */
@@ -21,6 +33,7 @@ typedef struct kp_plan {
     const kp_algo *algo;   /* the algorithm asked for */
     kp_params prm;
     int64_t bytes;
+    int root, inplace;     /* part of the key: rooted / in-place schedules differ */
     int refused;           /* the builder refused: errmsg says why */
     int announced;         /* KPORT_VERBOSE / fallback warning printed */
     int refuse_code;
@@ -52,7 +65,8 @@ int kp_comm_stage(kp_comm *c, int64_t n, void **out);
 
 #define KP_PLAN_CACHE_MAX 16
 /* Find or build the plan of (coll, algo, prm, bytes) for this communicator. */
-int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, kp_plan **out);
+int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root, int inplace,
+                kp_plan **out);
 void kp_plan_free(kp_plan *pl);
 
 /* ---- executor (exec/p2p.c) ---- */
@@ -79,7 +93,7 @@ int kp_select_forced(int coll, kp_choice *ch);
 void kp_select_auto(int coll, int P, int64_t bytes, kp_choice *ch);
 /* Resolve the plan to run: forced plan, or auto plan (falling back as the
  * policy says when the forced algorithm refuses). */
-int kp_select_plan(kp_comm *c, int coll, int64_t bytes, kp_plan **out);
+int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);
 void kp_set_last_algorithm(int coll, const char *name);
 
 #endif /* KP_CORE_H */

@@ -14,7 +14,7 @@
 
 static int post(char *p, int64_t len, int peer, int is_send, MPI_Comm comm, MPI_Request *reqs, int *n)
 {
-    while (len > 0) {
+    do { /* a zero-byte signal is one empty message */
         int c = (int)(len < KP_CHUNK ? len : KP_CHUNK);
         int rc = is_send ? MPI_Isend(p, c, MPI_BYTE, peer, KP_TAG, comm, &reqs[*n])
                          : MPI_Irecv(p, c, MPI_BYTE, peer, KP_TAG, comm, &reqs[*n]);
@@ -24,7 +24,7 @@ static int post(char *p, int64_t len, int peer, int is_send, MPI_Comm comm, MPI_
         (*n)++;
         p += c;
         len -= c;
-    }
+    } while (len > 0);
     return KP_SUCCESS;
 }
 

@@ -18,7 +18,7 @@
 
 static int64_t nchunks(int64_t len)
 {
-    return (len + KP_CHUNK - 1) / KP_CHUNK;
+    return len == 0 ? 1 : (len + KP_CHUNK - 1) / KP_CHUNK; /* a signal is one message */
 }
 
 void kp_plan_free(kp_plan *pl)
@@ -31,8 +31,8 @@ void kp_plan_free(kp_plan *pl)
     free(pl);
 }
 
-static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes,
-                      kp_plan **out)
+static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root,
+                      int inplace, kp_plan **out)
 {
     kp_plan *pl = calloc(1, sizeof(*pl));
     if (!pl)
@@ -41,8 +41,10 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     pl->algo = a;
     pl->prm = *prm;
     pl->bytes = bytes;
+    pl->root = root;
+    pl->inplace = inplace;
     kp_algo_format(a, prm, pl->name, sizeof(pl->name));
-    int rc = kp_algo_build(a, prm, c->rank, c->size, bytes, &pl->sched);
+    int rc = kp_algo_build_ex(a, prm, c->rank, c->size, bytes, root, inplace, &pl->sched);
     if (rc == KP_ERR_NOMEM || rc == KP_ERR_INTERNAL) {
         rc = kp_error(rc, "%s: %s", pl->name, pl->sched.errmsg);
         kp_plan_free(pl);
@@ -86,12 +88,14 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     return KP_SUCCESS;
 }
 
-int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, kp_plan **out)
+int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root, int inplace,
+                kp_plan **out)
 {
     kp_plan **pp = &c->plans, *pl;
     kp_plan **last = NULL;
     for (pl = c->plans; pl; pp = &pl->next, pl = pl->next) {
-        if (pl->bytes == bytes && pl->algo == a && pl->coll == coll && pl->prm.k == prm->k && pl->prm.C == prm->C) {
+        if (pl->bytes == bytes && pl->algo == a && pl->coll == coll && pl->prm.k == prm->k && pl->prm.C == prm->C &&
+            pl->prm.n == prm->n && pl->root == root && pl->inplace == inplace) {
             if (pl != c->plans) { /* move to front */
                 *pp = pl->next;
                 pl->next = c->plans;
@@ -103,7 +107,7 @@ int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, in
         if (!pl->next)
             last = pp;
     }
-    int rc = plan_build(c, coll, a, prm, bytes, &pl);
+    int rc = plan_build(c, coll, a, prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;
     if (c->nplans >= KP_PLAN_CACHE_MAX && last) { /* evict the least recently used */

@@ -40,6 +40,8 @@ typedef struct {
     unsigned char *done; /* per op: completed */
     pendq sends_to_me;   /* sends posted to this rank, not yet matched */
     pendq recvs;         /* receives posted by this rank, not yet matched */
+    uint64_t *know;      /* ranks this rank has (transitively) heard from */
+    uint64_t *heard;     /* what this round's receives brought, merged at round end */
 } rstate;
 
 typedef struct {
@@ -49,6 +51,8 @@ typedef struct {
     int64_t bytes, g;
     int inplace;
     kp_check_result *res;
+    int coll, root;
+    int words;       /* 64-bit words of a knowledge bitset */
 } ctx;
 
 static int fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -87,12 +91,15 @@ static const char *kname(int k)
 /* logical buffer size in bytes */
 static int64_t bufsize(ctx *c, int rank, int buf)
 {
-    switch (buf) {
-    case KP_BUF_SEND: return c->bytes;
-    case KP_BUF_RECV: return (int64_t)c->P * c->bytes;
-    case KP_BUF_SCRATCH: return c->sc[rank].scratch_bytes;
-    default: return -1;
-    }
+    return kp_sched_bufsize(&c->sc[rank], buf);
+}
+
+/* does this rank's send buffer alias its receive buffer? */
+static int aliased(ctx *c, int rank)
+{
+    if (!c->inplace)
+        return 0;
+    return c->coll != KP_COLL_GATHER || rank == c->root;
 }
 
 /* physical location of a region: buffer and granule range */
@@ -101,9 +108,9 @@ typedef struct { int ph; int64_t lo, n; } phys;
 static phys resolve(ctx *c, int rank, const kp_region *r)
 {
     phys p = {r->buf, r->off / c->g, r->len / c->g};
-    if (r->buf == KP_BUF_SEND && c->inplace) {
+    if (r->buf == KP_BUF_SEND && aliased(c, rank)) {
         p.ph = PH_RECV;
-        p.lo += (int64_t)rank * c->bytes / c->g;
+        p.lo += kp_sched_inplace_offset(&c->sc[rank]) / c->g;
     }
     return p;
 }
@@ -113,7 +120,7 @@ static int check_region(ctx *c, int rank, int opi, const kp_region *r)
     int64_t sz = bufsize(c, rank, r->buf);
     if (sz < 0)
         return fail(c, "rank %d op %d: unknown buffer id %d", rank, opi, r->buf);
-    if (r->off < 0 || r->len <= 0 || r->off + r->len > sz)
+    if (r->off < 0 || r->len < 0 || r->off + r->len > sz || (r->len == 0 && r->buf != KP_BUF_SCRATCH))
         return fail(c, "rank %d op %d: region %s[%" PRId64 "..+%" PRId64 "] outside the buffer (%" PRId64 " bytes)",
                     rank, opi, bname(r->buf), r->off, r->len, sz);
     return 0;
@@ -156,6 +163,8 @@ static int deliver(ctx *c, int s, int so, int d, int ro)
                     s, so, sop->round, sop->u.send.src.len, d, d, ro, rop->round, rop->u.recv.dst.len);
     phys ps = resolve(c, s, &sop->u.send.src), pd = resolve(c, d, &rop->u.recv.dst);
     memcpy(c->rs[d].buf[pd.ph] + pd.lo, c->rs[s].buf[ps.ph] + ps.lo, (size_t)ps.n * sizeof(uint64_t));
+    for (int w = 0; w < c->words; w++) /* the sender's knowledge as of its round start */
+        c->rs[d].heard[w] |= c->rs[s].know[w];
     c->rs[s].done[so] = 1;
     c->rs[d].done[ro] = 1;
     return 0;
@@ -284,21 +293,99 @@ static void report_deadlock(ctx *c)
     fail(c, "%s", buf);
 }
 
-void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, kp_check_result *res)
+/* token of granule i of the block that `origin` contributes */
+static uint64_t token(uint64_t origin, int64_t i)
+{
+    return (origin << 32) | (uint64_t)i;
+}
+
+static const char *collname(int coll)
+{
+    switch (coll) {
+    case KP_COLL_ALLGATHER: return "allgather";
+    case KP_COLL_BARRIER: return "barrier";
+    case KP_COLL_GATHER: return "gather";
+    case KP_COLL_ALLTOALL: return "alltoall";
+    default: return "?";
+    }
+}
+
+/* initial contents: what each rank contributes */
+static void fill_initial(ctx *c, int r, int64_t blk)
+{
+    rstate *st = &c->rs[r];
+    uint64_t *send = aliased(c, r) ? st->buf[PH_RECV] + kp_sched_inplace_offset(&c->sc[r]) / c->g : st->buf[PH_SEND];
+    if (c->coll == KP_COLL_ALLTOALL) {
+        for (int j = 0; j < c->P; j++)
+            for (int64_t i = 0; i < blk; i++)
+                send[(int64_t)j * blk + i] = token((uint64_t)r * (uint64_t)c->P + (uint64_t)j, i);
+    } else if (c->coll != KP_COLL_BARRIER) {
+        for (int64_t i = 0; i < blk; i++)
+            send[i] = token((uint64_t)r, i);
+    }
+}
+
+/* final contents: compare with the collective's definition */
+static void check_final(ctx *c, int r, int64_t blk)
+{
+    rstate *st = &c->rs[r];
+    if (c->coll == KP_COLL_BARRIER) {
+        for (int q = 0; q < c->P; q++)
+            if (!(st->know[q / 64] >> (q % 64) & 1)) {
+                fail(c, "barrier: rank %d may leave before rank %d has entered (no message path from %d to %d)", r,
+                     q, q, r);
+                return;
+            }
+        return;
+    }
+    if (c->coll == KP_COLL_GATHER && r != c->root)
+        return;
+    for (int j = 0; j < c->P; j++) {
+        const uint64_t *b = st->buf[PH_RECV] + (int64_t)j * blk;
+        uint64_t origin = c->coll == KP_COLL_ALLTOALL ? (uint64_t)j * (uint64_t)c->P + (uint64_t)r : (uint64_t)j;
+        for (int64_t i = 0; i < blk; i++) {
+            if (b[i] == token(origin, i))
+                continue;
+            if (b[i] == GARBAGE)
+                fail(c, "rank %d: block %d byte %" PRId64 " was never written", r, j, i * c->g);
+            else if (c->coll == KP_COLL_ALLTOALL)
+                fail(c, "rank %d: block %d byte %" PRId64 " holds rank %d's block for rank %d, byte %" PRId64, r, j,
+                     i * c->g, (int)((b[i] >> 32) / (uint64_t)c->P), (int)((b[i] >> 32) % (uint64_t)c->P),
+                     (int64_t)(b[i] & 0xffffffffu) * c->g);
+            else
+                fail(c, "rank %d: block %d byte %" PRId64 " holds block %d byte %" PRId64, r, j, i * c->g,
+                     (int)(b[i] >> 32), (int64_t)(b[i] & 0xffffffffu) * c->g);
+            return;
+        }
+    }
+}
+
+void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
 {
     memset(res, 0, sizeof(*res));
     res->ok = 1;
-    ctx c = {sc, NULL, P, bytes, 0, inplace, res};
-    if (P < 1 || P > (1 << 20) || bytes < 0) {
-        fail(&c, "invalid P=%d or bytes=%lld", P, (long long)bytes);
+    ctx c = {sc, NULL, P, 0, 0, 0, res, 0, 0, 0};
+    if (P < 1 || P > (1 << 20)) {
+        fail(&c, "invalid P=%d", P);
+        return;
+    }
+    c.bytes = sc[0].bytes;
+    c.inplace = sc[0].inplace;
+    c.coll = sc[0].coll;
+    c.root = sc[0].root;
+    c.words = (P + 63) / 64;
+    if (c.bytes < 0 || c.root < 0 || c.root >= P) {
+        fail(&c, "invalid bytes=%lld or root=%d", (long long)c.bytes, c.root);
         return;
     }
 
-    /* granule size, bounds, peers */
-    int64_t g = bytes;
+    /* shape, granule size, bounds, peers */
+    int64_t g = c.bytes;
     for (int r = 0; r < P; r++) {
-        if (sc[r].rank != r || sc[r].P != P || sc[r].bytes != bytes) {
-            fail(&c, "schedule %d was built for rank %d of %d", r, sc[r].rank, sc[r].P);
+        if (sc[r].rank != r || sc[r].P != P || sc[r].bytes != c.bytes || sc[r].coll != c.coll ||
+            sc[r].root != c.root || sc[r].inplace != c.inplace) {
+            fail(&c, "schedule %d was built for another shape (rank %d of %d, %s)", r, sc[r].rank, sc[r].P,
+                 collname(sc[r].coll));
             return;
         }
         if (res->max_rounds < sc[r].nrounds)
@@ -332,7 +419,8 @@ void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, 
             for (int x = 0; x < nr; x++) {
                 if (check_region(&c, r, i, rg[x]))
                     return;
-                g = gcd64(g, gcd64(rg[x]->off, rg[x]->len));
+                if (rg[x]->len > 0)
+                    g = gcd64(g, gcd64(rg[x]->off, rg[x]->len));
             }
         }
     }
@@ -340,25 +428,26 @@ void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, 
         g = 1;
     c.g = g;
 
-    rstate *rs = P > 0 ? calloc((size_t)P, sizeof(*rs)) : NULL;
+    rstate *rs = calloc((size_t)P, sizeof(*rs));
     if (!rs) {
         fail(&c, "checker out of memory");
         return;
     }
     c.rs = rs;
-    int64_t blk = bytes / g;
+    int64_t blk = c.bytes / g;
     for (int r = 0; r < P; r++) {
-        rs[r].ngran[PH_SEND] = blk;
-        rs[r].ngran[PH_RECV] = (int64_t)P * blk;
+        rs[r].ngran[PH_SEND] = kp_sched_bufsize(&sc[r], KP_BUF_SEND) / g;
+        rs[r].ngran[PH_RECV] = kp_sched_bufsize(&sc[r], KP_BUF_RECV) / g;
         rs[r].ngran[PH_SCRATCH] = (sc[r].scratch_bytes + g - 1) / g;
         for (int b = 0; b < 3; b++) {
             rs[r].buf[b] = malloc((size_t)(rs[r].ngran[b] + 1) * sizeof(uint64_t));
             for (int64_t i = 0; i < rs[r].ngran[b]; i++)
                 rs[r].buf[b][i] = GARBAGE;
         }
-        uint64_t *own = inplace ? rs[r].buf[PH_RECV] + (int64_t)r * blk : rs[r].buf[PH_SEND];
-        for (int64_t i = 0; i < blk; i++)
-            own[i] = ((uint64_t)r << 32) | (uint64_t)i;
+        rs[r].know = calloc((size_t)c.words, sizeof(uint64_t));
+        rs[r].heard = calloc((size_t)c.words, sizeof(uint64_t));
+        rs[r].know[r / 64] |= (uint64_t)1 << (r % 64);
+        fill_initial(&c, r, blk);
         rs[r].done = calloc((size_t)sc[r].nops + 1, 1);
         rs[r].finished = sc[r].nops == 0;
     }
@@ -381,6 +470,8 @@ void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, 
             for (int i = st->cur; i < st->end && all; i++)
                 all = st->done[i];
             if (all) {
+                for (int w = 0; w < c.words; w++)
+                    st->know[w] |= st->heard[w];
                 st->cur = st->end;
                 st->posted = 0;
                 progress = 1;
@@ -394,36 +485,37 @@ void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, 
             report_deadlock(&c);
     }
 
-    /* final state: block j from rank j everywhere; send buffer intact */
-    for (int r = 0; r < P && res->ok; r++) {
-        for (int j = 0; j < P && res->ok; j++) {
-            const uint64_t *b = rs[r].buf[PH_RECV] + (int64_t)j * blk;
-            for (int64_t i = 0; i < blk; i++) {
-                uint64_t want = ((uint64_t)j << 32) | (uint64_t)i;
-                if (b[i] != want) {
-                    if (b[i] == GARBAGE)
-                        fail(&c, "rank %d: block %d byte %" PRId64 " was never written", r, j, i * g);
-                    else
-                        fail(&c, "rank %d: block %d byte %" PRId64 " holds block %d byte %" PRId64, r, j, i * g,
-                             (int)(b[i] >> 32), (int64_t)(b[i] & 0xffffffffu) * g);
-                    break;
-                }
-            }
-        }
-    }
+    for (int r = 0; r < P && res->ok; r++)
+        check_final(&c, r, blk);
 
     for (int r = 0; r < P; r++) {
         for (int b = 0; b < 3; b++)
             free(rs[r].buf[b]);
         free(rs[r].done);
+        free(rs[r].know);
+        free(rs[r].heard);
         free(rs[r].sends_to_me.v);
         free(rs[r].recvs.v);
     }
     free(rs);
 }
 
-void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,
-                        kp_check_result *res)
+void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, kp_check_result *res)
+{
+    for (int r = 0; r < P; r++) {
+        sc[r].inplace = inplace;
+        if (sc[r].bytes != bytes) {
+            memset(res, 0, sizeof(*res));
+            snprintf(res->msg, sizeof(res->msg), "schedule %d was built for %lld bytes, not %lld", r,
+                     (long long)sc[r].bytes, (long long)bytes);
+            return;
+        }
+    }
+    kp_check_scheds(sc, P, res);
+}
+
+void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
+                   kp_check_result *res)
 {
     memset(res, 0, sizeof(*res));
     kp_sched *sc = P >= 1 && P <= (1 << 20) ? calloc((size_t)P, sizeof(*sc)) : NULL;
@@ -433,27 +525,30 @@ void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t b
     }
     int built = 0, rc = KP_SUCCESS;
     for (; built < P; built++) {
-        rc = kp_algo_build(a, prm, built, P, bytes, &sc[built]);
+        rc = kp_algo_build_ex(a, prm, built, P, bytes, root, inplace, &sc[built]);
         if (rc != KP_SUCCESS) {
             built++;
             break;
         }
     }
     if (rc == KP_SUCCESS) {
-        kp_check_allgather_scheds(sc, P, bytes, inplace, res);
-    } else {
-        /* refusal must not depend on the rank: a rank-dependent refusal
-         * would hang the ranks that went ahead */
+        kp_check_scheds(sc, P, res);
+    } else if (built - 1 == 0) {
         res->refused = 1;
         res->refuse_code = rc;
-        snprintf(res->msg, sizeof(res->msg), "%s", sc[built - 1].errmsg);
-        if (built - 1 != 0)
-            snprintf(res->msg, sizeof(res->msg), "rank-dependent refusal: rank %d refused (%s) after rank 0 built",
-                     built - 1, sc[built - 1].errmsg);
-        if (built - 1 != 0)
-            res->refused = 0;
+        snprintf(res->msg, sizeof(res->msg), "%s", sc[0].errmsg);
+    } else {
+        /* a refusal must not depend on the rank: the ranks that built would hang */
+        snprintf(res->msg, sizeof(res->msg), "rank-dependent refusal: rank %d refused (%s) after rank 0 built",
+                 built - 1, sc[built - 1].errmsg);
     }
     for (int r = 0; r < built; r++)
         kp_sched_free(&sc[r]);
     free(sc);
+}
+
+void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,
+                        kp_check_result *res)
+{
+    kp_check_algo(a, prm, P, bytes, 0, inplace, res);
 }

@@ -29,7 +29,14 @@ typedef struct kp_check_result {
 void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,
                         kp_check_result *res);
 
-/* Check already-built schedules (scheds[r] is rank r's). */
+/* Any collective: schedules carry their shape (collective, root, bytes,
+ * MPI_IN_PLACE). Barriers are checked by causality: no rank may finish
+ * before a chain of messages links every rank's entry to it. */
+void kp_check_scheds(kp_sched *scheds, int P, kp_check_result *res);
+void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
+                   kp_check_result *res);
+
+/* Check already-built all-gather schedules (scheds[r] is rank r's). */
 void kp_check_allgather_scheds(kp_sched *scheds, int P, int64_t bytes, int inplace,
                                kp_check_result *res);
 

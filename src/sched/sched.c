@@ -8,10 +8,40 @@
 
 void kp_sched_init(kp_sched *s, int rank, int P, int64_t bytes)
 {
+    kp_sched_init_coll(s, KP_COLL_ALLGATHER, rank, P, bytes, 0, 0);
+}
+
+void kp_sched_init_coll(kp_sched *s, int coll, int rank, int P, int64_t bytes, int root, int inplace)
+{
     memset(s, 0, sizeof(*s));
+    s->coll = coll;
     s->rank = rank;
     s->P = P;
+    s->root = root;
+    s->inplace = inplace;
     s->bytes = bytes;
+}
+
+int64_t kp_sched_bufsize(const kp_sched *s, int buf)
+{
+    const int64_t all = (int64_t)s->P * s->bytes;
+    switch (buf) {
+    case KP_BUF_SEND:
+        return s->coll == KP_COLL_ALLTOALL ? all : s->coll == KP_COLL_BARRIER ? 0 : s->bytes;
+    case KP_BUF_RECV:
+        if (s->coll == KP_COLL_GATHER)
+            return s->rank == s->root ? all : 0;
+        return s->coll == KP_COLL_BARRIER ? 0 : all;
+    case KP_BUF_SCRATCH:
+        return s->scratch_bytes;
+    default:
+        return -1;
+    }
+}
+
+int64_t kp_sched_inplace_offset(const kp_sched *s)
+{
+    return s->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)s->rank * s->bytes;
 }
 
 void kp_sched_free(kp_sched *s)
@@ -72,6 +102,24 @@ void kp_sched_send(kp_sched *s, int peer, int buf, int64_t off, int64_t len)
     if (op) {
         op->u.send.peer = peer;
         op->u.send.src = (kp_region){buf, off, len};
+    }
+}
+
+void kp_sched_signal(kp_sched *s, int peer)
+{
+    kp_op *op = push(s, KP_OP_SEND);
+    if (op) {
+        op->u.send.peer = peer;
+        op->u.send.src = (kp_region){KP_BUF_SCRATCH, 0, 0};
+    }
+}
+
+void kp_sched_wait_signal(kp_sched *s, int peer)
+{
+    kp_op *op = push(s, KP_OP_RECV);
+    if (op) {
+        op->u.recv.peer = peer;
+        op->u.recv.dst = (kp_region){KP_BUF_SCRATCH, 0, 0};
     }
 }
 

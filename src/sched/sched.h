@@ -51,10 +51,16 @@ typedef struct kp_op {
 typedef struct kp_params {
     int k; /* ports: messages in flight per step */
     int C; /* concurrency index */
+    int n; /* peers per round (n-way dissemination) */
 } kp_params;
 
 typedef struct kp_sched {
+    int coll;              /* enum kp_coll: decides the buffers' sizes */
     int rank, P;
+    int root;              /* rooted collectives (gather) */
+    int inplace;           /* MPI_IN_PLACE: the send buffer aliases the receive
+                            * buffer (all-gather: the own block; gather: the
+                            * root's block; all-to-all: the whole buffer) */
     int64_t bytes;         /* per-rank block size */
     int64_t scratch_bytes; /* scratch the plan must provide */
     int nrounds;           /* rounds 0 .. nrounds-1 (some may be empty) */
@@ -65,11 +71,22 @@ typedef struct kp_sched {
     char errmsg[256];      /* why a builder refused, for the user */
 } kp_sched;
 
-void kp_sched_init(kp_sched *s, int rank, int P, int64_t bytes);
+void kp_sched_init(kp_sched *s, int rank, int P, int64_t bytes); /* all-gather */
+void kp_sched_init_coll(kp_sched *s, int coll, int rank, int P, int64_t bytes, int root, int inplace);
+/* Size in bytes of buffer `buf` (enum kp_buf) of this rank for its collective:
+ * all-gather send = bytes, recv = P*bytes; gather send = bytes, recv =
+ * P*bytes at the root, 0 elsewhere; all-to-all send = recv = P*bytes;
+ * barrier 0; scratch = scratch_bytes. */
+int64_t kp_sched_bufsize(const kp_sched *s, int buf);
+/* Offset in the receive buffer that the send buffer aliases under MPI_IN_PLACE. */
+int64_t kp_sched_inplace_offset(const kp_sched *s);
 void kp_sched_free(kp_sched *s);
 void kp_sched_reset(kp_sched *s); /* keep storage, drop operations */
 
 /* Append operations to the current round (zero lengths are dropped). */
+/* Zero-byte synchronisation messages (barriers): kept although empty. */
+void kp_sched_signal(kp_sched *s, int peer);
+void kp_sched_wait_signal(kp_sched *s, int peer);
 void kp_sched_send(kp_sched *s, int peer, int buf, int64_t off, int64_t len);
 void kp_sched_recv(kp_sched *s, int peer, int buf, int64_t off, int64_t len);
 void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);

@@ -13,20 +13,36 @@
 #include <string.h>
 
 static const kp_algo registry[] = {
-    {"ring", KP_COLL_ALLGATHER, kp_allgather_ring_build, 0, {0, 0},
+    /* all-gather */
+    {"ring", KP_COLL_ALLGATHER, kp_allgather_ring_build, 0, {0},
      "P-1 neighbour steps; bandwidth-optimal baseline"},
-    {"recursive_doubling", KP_COLL_ALLGATHER, kp_allgather_recursive_doubling_build, 0, {0, 0},
+    {"recursive_doubling", KP_COLL_ALLGATHER, kp_allgather_recursive_doubling_build, 0, {0},
      "pairwise exchange, log2 P steps (+2 when P is not a power of two)"},
-    {"direct", KP_COLL_ALLGATHER, kp_allgather_direct_build, KP_PARAM_K, {2, 0},
+    {"direct", KP_COLL_ALLGATHER, kp_allgather_direct_build, KP_PARAM_K, {.k = 2},
      "k-port Direct: own block to k ranks per step, ceil((P-1)/k) steps"},
-    {"standard_exchange", KP_COLL_ALLGATHER, kp_allgather_standard_exchange_build, KP_PARAM_K, {2, 0},
+    {"standard_exchange", KP_COLL_ALLGATHER, kp_allgather_standard_exchange_build, KP_PARAM_K, {.k = 2},
      "k-port recursive doubling in groups of k+1"},
-    {"bruck", KP_COLL_ALLGATHER, kp_allgather_bruck_build, KP_PARAM_K, {2, 0},
+    {"bruck", KP_COLL_ALLGATHER, kp_allgather_bruck_build, KP_PARAM_K, {.k = 2},
      "k-port Bruck, ceil(log_{k+1} P) steps, any P"},
-    {"concurrent_exchange", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_build, KP_PARAM_C, {0, 2},
+    {"concurrent_exchange", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_build, KP_PARAM_C, {.C = 2},
      "C groups, log2(P/C) pairwise steps plus sends to the peer-of-pair in every other group"},
     {"concurrent_exchange_split", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_split_build, KP_PARAM_C,
-     {0, 2}, "C = 2: half of every exchange to the pair, half to the co-pair"},
+     {.C = 2}, "C = 2: half of every exchange to the pair, half to the co-pair"},
+    /* barrier */
+    {"dissemination", KP_COLL_BARRIER, kp_barrier_dissemination_build, 0, {0},
+     "ceil(log2 P) rounds, peer (p + 2^r) mod P"},
+    {"nway_dissemination", KP_COLL_BARRIER, kp_barrier_nway_dissemination_build, KP_PARAM_N, {.n = 2},
+     "ceil(log_{n+1} P) rounds, n peers (p + i (n+1)^r) mod P"},
+    /* gather */
+    {"binomial", KP_COLL_GATHER, kp_gather_binomial_build, 0, {0}, "binomial tree towards the root, log2 P steps"},
+    {"direct", KP_COLL_GATHER, kp_gather_direct_build, KP_PARAM_K, {.k = 2},
+     "k-port Direct: every rank sends to the root, k in flight at the root"},
+    /* all-to-all */
+    {"pairwise", KP_COLL_ALLTOALL, kp_alltoall_pairwise_build, 0, {0}, "P-1 steps of pairwise exchange"},
+    {"direct", KP_COLL_ALLTOALL, kp_alltoall_direct_build, KP_PARAM_K, {.k = 2},
+     "k-port Direct: k exchanges in flight, wrap-around peers"},
+    {"bruck", KP_COLL_ALLTOALL, kp_alltoall_bruck_build, KP_PARAM_K, {.k = 1},
+     "k-port Bruck for small messages, ceil(log_{k+1} P) steps"},
 };
 
 #define NREG ((int)(sizeof(registry) / sizeof(registry[0])))
@@ -117,10 +133,14 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
         } else if (strcmp(tok, "C") == 0 || strcmp(tok, "c") == 0) {
             slot = &prm->C;
             bit = KP_PARAM_C;
+        } else if (strcmp(tok, "n") == 0) {
+            slot = &prm->n;
+            bit = KP_PARAM_N;
         }
         if (!slot || !(a->params & bit)) {
             snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\"%s", a->name, tok,
-                     a->params == 0 ? " (it takes none)" : a->params == KP_PARAM_K ? " (it takes k)" : " (it takes C)");
+                     a->params == 0 ? " (it takes none)" : a->params == KP_PARAM_K ? " (it takes k)"
+                                                         : a->params == KP_PARAM_C ? " (it takes C)" : " (it takes n)");
             return KP_ERR_PARAM;
         }
         if (parse_int(eq + 1, &v) || v < 1) {
@@ -143,10 +163,18 @@ void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outle
     if ((a->params & KP_PARAM_K) && n < outlen)
         n += snprintf(out + n, (size_t)(outlen - n), ":k=%d", prm->k);
     if ((a->params & KP_PARAM_C) && n < outlen)
-        snprintf(out + n, (size_t)(outlen - n), "%sC=%d", (a->params & KP_PARAM_K) ? "," : ":", prm->C);
+        n += snprintf(out + n, (size_t)(outlen - n), "%sC=%d", (a->params & KP_PARAM_K) ? "," : ":", prm->C);
+    if ((a->params & KP_PARAM_N) && n < outlen)
+        snprintf(out + n, (size_t)(outlen - n), "%sn=%d", (a->params & (KP_PARAM_K | KP_PARAM_C)) ? "," : ":", prm->n);
 }
 
 int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, kp_sched *s)
+{
+    return kp_algo_build_ex(a, prm, rank, P, bytes, 0, 0, s);
+}
+
+int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, int root, int inplace,
+                     kp_sched *s)
 {
     kp_params p = a->defaults;
     if (prm) {
@@ -154,10 +182,14 @@ int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64
             p.k = prm->k;
         if ((a->params & KP_PARAM_C) && prm->C)
             p.C = prm->C;
+        if ((a->params & KP_PARAM_N) && prm->n)
+            p.n = prm->n;
     }
-    kp_sched_init(s, rank, P, bytes);
-    if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1))
-        return kp_sched_refuse(s, KP_ERR_PARAM, "%s: k and C must be >= 1 (k=%d, C=%d)", a->name, p.k, p.C);
+    kp_sched_init_coll(s, a->coll, rank, P, bytes, root, inplace);
+    if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1) ||
+        ((a->params & KP_PARAM_N) && p.n < 1))
+        return kp_sched_refuse(s, KP_ERR_PARAM, "%s: parameters must be >= 1 (k=%d, C=%d, n=%d)", a->name, p.k, p.C,
+                               p.n);
     int rc = a->build(s, &p);
     if (rc == KP_SUCCESS && s->err)
         rc = s->err;

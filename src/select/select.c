@@ -14,12 +14,14 @@
  */
 #include "core/core.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *coll_env[KP_COLL_COUNT] = {"KPORT_ALLGATHER"};
-static const char *coll_name[KP_COLL_COUNT] = {"allgather"};
+static const char *coll_env[KP_COLL_COUNT] = {"KPORT_ALLGATHER", "KPORT_BARRIER", "KPORT_GATHER",
+                                              "KPORT_ALLTOALL"};
+static const char *coll_name[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
 
 static struct {
     int loaded;
@@ -117,31 +119,55 @@ int kp_select_forced(int coll, kp_choice *ch)
     return KP_SUCCESS;
 }
 
+static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const char *fmt, ...)
+{
+    ch->algo = kp_algo_find(coll, name);
+    ch->prm = prm;
+    if (!ch->prm.k && !ch->prm.C && !ch->prm.n)
+        ch->prm = ch->algo->defaults;
+    int n = snprintf(ch->why, sizeof(ch->why), "auto: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ch->why + n, sizeof(ch->why) - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
 /*
- * Built-in rules for all-gather (measured on a 2-core node, see
- * docs/PERFORMANCE.md): recursive doubling for power-of-two P up to a
- * total of 256 KiB, Bruck (k = 1, ceil(log2 P) steps) for other P up to
- * 64 KiB in total, the ring above that.
+ * Built-in rules (measured on a 2-core node, see docs/PERFORMANCE.md).
+ * All-gather: recursive doubling for power-of-two P up to a total of
+ * 256 KiB, Bruck (k = 1) for other P up to 64 KiB in total, the ring above.
  */
 void kp_select_auto(int coll, int P, int64_t bytes, kp_choice *ch)
 {
     memset(ch, 0, sizeof(*ch));
-    (void)coll;
-    int64_t total = bytes * P;
-    if (kp_is_pow2(P) && total <= ((int64_t)256 << 10)) {
-        ch->algo = kp_algo_find(KP_COLL_ALLGATHER, "recursive_doubling");
-        snprintf(ch->why, sizeof(ch->why), "auto: P=%d is a power of two and P*bytes=%lld <= 256 KiB", P,
+    const int64_t total = bytes * P;
+    const kp_params none = {0};
+    switch (coll) {
+    case KP_COLL_ALLGATHER:
+        if (kp_is_pow2(P) && total <= ((int64_t)256 << 10))
+            pick(ch, coll, "recursive_doubling", none, "P=%d is a power of two and P*bytes=%lld <= 256 KiB", P,
                  (long long)total);
-    } else if (total <= ((int64_t)64 << 10)) {
-        ch->algo = kp_algo_find(KP_COLL_ALLGATHER, "bruck");
-        ch->prm.k = 1;
-        snprintf(ch->why, sizeof(ch->why), "auto: P*bytes=%lld <= 64 KiB, P=%d not a power of two", (long long)total, P);
-    } else {
-        ch->algo = kp_algo_find(KP_COLL_ALLGATHER, "ring");
-        snprintf(ch->why, sizeof(ch->why), "auto: P*bytes=%lld is large", (long long)total);
+        else if (total <= ((int64_t)64 << 10))
+            pick(ch, coll, "bruck", (kp_params){.k = 1}, "P*bytes=%lld <= 64 KiB, P=%d not a power of two",
+                 (long long)total, P);
+        else
+            pick(ch, coll, "ring", none, "P*bytes=%lld > 64 KiB", (long long)total);
+        break;
+    case KP_COLL_BARRIER:
+        pick(ch, coll, "dissemination", none, "P=%d", P);
+        break;
+    case KP_COLL_GATHER:
+        pick(ch, coll, "binomial", none, "P=%d", P);
+        break;
+    default:
+        if (bytes <= 256 && P > 2)
+            pick(ch, coll, "bruck", none, "bytes=%lld <= 256", (long long)bytes);
+        else
+            pick(ch, coll, "pairwise", none, "bytes=%lld", (long long)bytes);
+        break;
     }
-    if (!ch->prm.k)
-        ch->prm = ch->algo->defaults;
 }
 
 void kp_set_last_algorithm(int coll, const char *name)
@@ -178,7 +204,7 @@ static void say(kp_comm *c, const char *what, int coll, int64_t bytes, const cha
     }
 }
 
-int kp_select_plan(kp_comm *c, int coll, int64_t bytes, kp_plan **out)
+int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out)
 {
     kp_choice ch;
     kp_plan *pl = NULL;
@@ -186,7 +212,7 @@ int kp_select_plan(kp_comm *c, int coll, int64_t bytes, kp_plan **out)
     int rc;
     kp_select_forced(coll, &ch);
     if (ch.forced) {
-        rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, &pl);
+        rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
         if (rc)
             return rc;
         if (!pl->refused) {
@@ -207,7 +233,7 @@ int kp_select_plan(kp_comm *c, int coll, int64_t bytes, kp_plan **out)
         fell = "fallback from a forced algorithm that cannot apply";
     }
     kp_select_auto(coll, c->size, bytes, &ch);
-    rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, &pl);
+    rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;
     if (pl->refused) /* the rules must only pick what applies */

@@ -37,12 +37,12 @@ int main(void)
         int n = 0;
         if (a->params & KP_PARAM_K)
             for (int k = 1; k <= 8; k++)
-                list[n++] = (kp_params){k, 0};
+                list[n++] = (kp_params){.k = k};
         else if (a->params & KP_PARAM_C)
             for (int c = 0; c < 4; c++)
-                list[n++] = (kp_params){0, Cs[c]};
+                list[n++] = (kp_params){.C = Cs[c]};
         else
-            list[n++] = (kp_params){0, 0};
+            list[n++] = (kp_params){0};
         for (int j = 0; j < n; j++) {
             char name[64];
             kp_algo_format(a, &list[j], name, sizeof(name));
@@ -74,7 +74,7 @@ int main(void)
         }
         /* parameters out of range are refused with KP_ERR_PARAM by every builder that takes them */
         if (a->params) {
-            kp_params bad = a->params & KP_PARAM_K ? (kp_params){-1, 0} : (kp_params){0, -1};
+            kp_params bad = a->params & KP_PARAM_K ? (kp_params){.k = -1} : (kp_params){.C = -1};
             kp_check_result res;
             kp_check_allgather(a, &bad, 8, 8, 0, &res);
             if (res.refused && res.refuse_code == KP_ERR_PARAM)

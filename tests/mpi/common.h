@@ -349,7 +349,7 @@ static inline int kt_spec_matches(const char *spec, const char *last)
     return 1;
 }
 
-/* Same integer on every rank of comm? Returns 1 and sets *lo/*hi. */
+/* Same integer on every rank of comm? Returns 1 and sets *lo, *hi. */
 static inline int kt_same(int v, MPI_Comm comm, int *lo, int *hi)
 {
     int in[2] = {v, -v}, out[2];

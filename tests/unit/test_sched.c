@@ -71,7 +71,7 @@ static void test_parse(void)
     CHECK(kp_algo_parse(KP_COLL_ALLGATHER, "bruck:k", &a, &p, err, sizeof err) == KP_ERR_PARAM);
     CHECK(kp_algo_parse(KP_COLL_ALLGATHER, "auto:k=2", &a, &p, err, sizeof err) == KP_ERR_PARAM);
     a = kp_algo_find(KP_COLL_ALLGATHER, "standard_exchange");
-    p = (kp_params){5, 0};
+    p = (kp_params){.k = 5};
     kp_algo_format(a, &p, err, sizeof err);
     CHECK(!strcmp(err, "standard_exchange:k=5"));
     a = kp_algo_find(KP_COLL_ALLGATHER, "ring");

@@ -37,7 +37,8 @@
  * Restrictions: C >= 1 (else KP_ERR_PARAM); C divides P and P/C is a power
  * of two (else KP_ERR_UNSUPPORTED). C = 1 is recursive doubling on a
  * power-of-two P, C = P is the pre-step alone (a direct exchange). P = 1
- * only copies its block and accepts any C >= 1.
+ * takes C = 1 (a copy); the default C = 2 refuses it like any P it does
+ * not divide.
  *
  * Example, P = 8, C = 2 (groups {0,1,2,3} and {4,5,6,7}), held blocks:
  *   pre     0:{0,4}  1:{1,5}  2:{2,6}  3:{3,7}  (4..7 the same as 0..3)
@@ -92,16 +93,13 @@ int kp_allgather_concurrent_exchange_build(kp_sched *s, const kp_params *prm)
     if (C < 1)
         return kp_sched_refuse(s, KP_ERR_PARAM,
                                "concurrent_exchange: concurrency index C = %d, must be >= 1", C);
-    if (P > 1 && !kp_ce_valid(P, C))
+    if (!kp_ce_valid(P, C))
         return kp_sched_refuse(s, KP_ERR_UNSUPPORTED,
                                "concurrent_exchange: P = %d ranks, C = %d: needs C to divide P "
                                "and P/C to be a power of two",
                                P, C);
 
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)p * m, m);
-    if (P == 1)
-        return kp_sched_finish(s);
-
     const int g = kp_ce_group(p, P, C);
     if (C > 1) { /* pre-step: own block to the peer in every other group */
         for (int h = 0; h < C; h++) {

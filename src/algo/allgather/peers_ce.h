@@ -20,7 +20,7 @@
 /* ---- baseline ---------------------------------------------------------- */
 
 /* 1 if the baseline applies: C >= 1, P >= 1, C divides P and P / C is a
- * power of two. (P = 1 is handled by the builder for any C.) */
+ * power of two (P = 1 only with C = 1). */
 int kp_ce_valid(int P, int C);
 /* ranks per group, G = P / C */
 int kp_ce_group_size(int P, int C);

@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Combine kport-bench JSON-lines results into one table.
+
+    mpirun.openmpi -np 2 kport-bench allgather --format json > ompi.jsonl
+    mpiexec.mpich  -n 2 kport-bench allgather --format json > mpich.jsonl
+    scripts/bench_report.py ompi.jsonl mpich.jsonl              # text
+    scripts/bench_report.py --markdown ompi.jsonl mpich.jsonl   # for docs/PERFORMANCE.md
+
+One table per (collective, P). Rows are message sizes; columns are the
+native collective of every MPI build ("ompi:native", "mpich:native") and
+every kport algorithm per build ("ompi:bruck:k=2"). Each cell is the median
+latency in microseconds (per iteration, the maximum over ranks); a kport
+cell also shows its ratio to the better (smaller) native median of the same
+size, over all builds: below 1.00x kport is faster. A final section lists,
+per size, the best kport algorithm and its ratio.
+
+Records whose status is not "ok" (n/a, error, invalid) are shown as such
+and never used for ratios. If several records share (build, algorithm,
+P, size), e.g. repeated runs, the median of their medians is used.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from collections import OrderedDict
+
+STATUS_CELL = {"n/a": "n/a", "error": "ERROR", "invalid": "INVALID"}
+
+
+def mpi_tag(mpi):
+    """Short name of an MPI library string: "Open MPI 4.1.4" -> "ompi"."""
+    low = mpi.strip().lower()
+    for prefix, tag in (("open mpi", "ompi"), ("mvapich", "mvapich"), ("mpich", "mpich"),
+                        ("intel", "impi"), ("cray", "cray"), ("spectrum", "smpi")):
+        if low.startswith(prefix):
+            return tag
+    words = re.findall(r"[a-z0-9]+", low)
+    return words[0] if words else "mpi"
+
+
+def mpi_version(mpi):
+    m = re.search(r"\d+(?:\.\d+)+", mpi)
+    return m.group(0) if m else ""
+
+
+def load(paths):
+    """Records from JSON-lines files (blank and '#' lines skipped)."""
+    records = []
+    for path in paths:
+        try:
+            f = sys.stdin if path == "-" else open(path, encoding="utf-8")
+        except OSError as e:
+            sys.exit("bench_report: %s" % e)
+        with f:
+            for lineno, line in enumerate(f, 1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                try:
+                    r = json.loads(line)
+                except ValueError as e:
+                    print("bench_report: %s:%d: not JSON (%s), skipped" % (path, lineno, e), file=sys.stderr)
+                    continue
+                if not isinstance(r, dict) or not all(k in r for k in ("algorithm", "mpi", "P", "size")):
+                    print("bench_report: %s:%d: not a kport-bench record, skipped" % (path, lineno),
+                          file=sys.stderr)
+                    continue
+                r["_file"] = path
+                records.append(r)
+    return records
+
+
+def assign_tags(records):
+    """Map each MPI library string to a column prefix, unique per string."""
+    strings = list(OrderedDict.fromkeys(r["mpi"] for r in records))
+    by_tag = OrderedDict()
+    for s in strings:
+        by_tag.setdefault(mpi_tag(s), []).append(s)
+    tags = {}
+    for tag, group in by_tag.items():
+        if len(group) == 1:
+            tags[group[0]] = tag
+            continue
+        for i, s in enumerate(group):
+            v = mpi_version(s)
+            tags[s] = "%s-%s" % (tag, v) if v else "%s%d" % (tag, i + 1)
+        if len(set(tags[s] for s in group)) < len(group):  # same version twice
+            for i, s in enumerate(group):
+                tags[s] = "%s%d" % (tag, i + 1)
+    return tags
+
+
+def status_of(r):
+    st = r.get("status")
+    if st is None:
+        st = "ok" if r.get("median_us") is not None else "n/a"
+    return st
+
+
+class Table:
+    """Results of one (collective, P)."""
+
+    def __init__(self, coll, P):
+        self.coll, self.P = coll, P
+        self.columns = OrderedDict()  # name -> (tag, algorithm, is_native)
+        self.values = {}              # (column, size) -> list of medians
+        self.status = {}              # (column, size) -> non-ok status
+        self.why = {}                 # column -> first error / refusal message
+        self.sizes = set()
+        self.sources = OrderedDict()  # tag -> (mpi string, hosts, files)
+
+    def add(self, tag, r):
+        alg = r["algorithm"]
+        native = alg == "native"
+        name = "%s:%s" % (tag, alg)
+        self.columns.setdefault(name, (tag, alg, native))
+        size = int(r["size"])
+        self.sizes.add(size)
+        src = self.sources.setdefault(tag, [r["mpi"], r.get("hosts"), []])
+        if r["_file"] not in src[2]:
+            src[2].append(r["_file"])
+        st = status_of(r)
+        if st == "ok" and r.get("median_us") is not None:
+            self.values.setdefault((name, size), []).append(float(r["median_us"]))
+        else:
+            self.status.setdefault((name, size), st)
+            if r.get("error"):
+                self.why.setdefault(name, r["error"])
+
+    def ordered_columns(self):
+        """Native and kport columns in build order; columns that are n/a at
+        every size are returned separately (listed, not tabulated)."""
+        tags = list(self.sources)
+        cols = [c for t in tags for c, (ct, _, _) in self.columns.items() if ct == t]
+        never = [c for c in cols
+                 if not any((c, s) in self.values for s in self.sizes)
+                 and set(self.status.get((c, s)) for s in self.sizes) - {None} == {"n/a"}]
+        natives = [c for c in cols if self.columns[c][2] and c not in never]
+        kports = [c for c in cols if not self.columns[c][2] and c not in never]
+        return natives, kports, never
+
+    def median(self, col, size):
+        v = self.values.get((col, size))
+        return statistics.median(v) if v else None
+
+    def best_native(self, size, natives):
+        best = None
+        for c in natives:
+            m = self.median(c, size)
+            if m is not None and (best is None or m < best[1]):
+                best = (c, m)
+        return best
+
+    def cell(self, col, size, native_best):
+        m = self.median(col, size)
+        if m is None:
+            return STATUS_CELL.get(self.status.get((col, size)), "-")
+        text = fmt_us(m)
+        if not self.columns[col][2]:
+            text += " (%s)" % fmt_ratio(m, native_best)
+        return text
+
+
+def fmt_us(v):
+    return "%.2f" % v if v < 100000 else "%.0f" % v
+
+
+def fmt_ratio(m, native_best):
+    if native_best is None or native_best[1] <= 0:
+        return "-"
+    return "%.2fx" % (m / native_best[1])
+
+
+def build_tables(records):
+    tags = assign_tags(records)
+    tables = OrderedDict()
+    for r in records:
+        key = (r.get("coll", "?"), int(r["P"]))
+        if key not in tables:
+            tables[key] = Table(*key)
+        tables[key].add(tags[r["mpi"]], r)
+    return tables
+
+
+def render_text(headers, rows, left=(0,)):
+    """Aligned plain-text table; columns in `left` are left-aligned."""
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.ljust(widths[i]) if i in left else c.rjust(widths[i])
+                         for i, c in enumerate(cells)).rstrip()
+
+    return [line(headers)] + [line(row) for row in rows]
+
+
+def render_markdown(headers, rows, left=(0,)):
+    def esc(s):
+        return s.replace("|", "\\|")
+    out = ["| " + " | ".join(esc(h) for h in headers) + " |",
+           "|" + "|".join(":---" if i in left else "---:" for i in range(len(headers))) + "|"]
+    for row in rows:
+        out.append("| " + " | ".join(esc(c) for c in row) + " |")
+    return out
+
+
+def report(tables, markdown):
+    out = []
+    render = render_markdown if markdown else render_text
+    for (coll, P), t in tables.items():
+        natives, kports, never = t.ordered_columns()
+        sizes = sorted(t.sizes)
+        hosts = sorted(set(str(s[1]) for s in t.sources.values() if s[1] is not None))
+        title = "%s, P = %d%s" % (coll, P, (", %s host(s)" % "/".join(hosts)) if hosts else "")
+        legend = ("median latency in us (per iteration: maximum over ranks); "
+                  "kport cells: (ratio to the better native of the same size; < 1.00x: kport is faster)")
+        if markdown:
+            out.append("### %s" % title)
+            out.append("")
+            for tag, (mpi, _, files) in t.sources.items():
+                out.append("- `%s`: %s (%s)" % (tag, mpi, ", ".join(files)))
+            out.append("")
+            out.append(legend[0].upper() + legend[1:] + ".")
+            out.append("")
+        else:
+            out.append("# %s" % title)
+            for tag, (mpi, _, files) in t.sources.items():
+                out.append("# %s = %s (%s)" % (tag, mpi, ", ".join(files)))
+            out.append("# " + legend)
+        for c in never:
+            note = "%s: n/a: %s" % (c, t.why.get(c, "refused at every size"))
+            out.append(("- " + note) if markdown else ("# " + note))
+        if never and markdown:
+            out.append("")
+
+        headers = ["Size"] + natives + kports
+        rows = []
+        for s in sizes:
+            nb = t.best_native(s, natives)
+            rows.append([str(s)] + [t.cell(c, s, nb) for c in natives + kports])
+        out.extend(render(headers, rows))
+
+        # Best kport algorithm per size.
+        out.append("")
+        if markdown:
+            out.append("Best kport algorithm per size:")
+            out.append("")
+        else:
+            out.append("# Best kport algorithm per size (ratio = its median / the better native median)")
+        headers = ["Size", "Best kport", "Median(us)", "Best native", "Median(us)", "Ratio"]
+        rows = []
+        for s in sizes:
+            nb = t.best_native(s, natives)
+            best = None
+            for c in kports:
+                m = t.median(c, s)
+                if m is not None and (best is None or m < best[1]):
+                    best = (c, m)
+            rows.append([str(s),
+                         best[0] if best else "-",
+                         fmt_us(best[1]) if best else "-",
+                         nb[0] if nb else "-",
+                         fmt_us(nb[1]) if nb else "-",
+                         fmt_ratio(best[1], nb) if best else "-"])
+        out.extend(render(headers, rows, left=(0, 1, 3)))
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="Combine kport-bench --format json outputs (one or more MPI builds) into one table.")
+    ap.add_argument("files", nargs="+", metavar="FILE", help="JSON-lines file from kport-bench ('-': stdin)")
+    ap.add_argument("--markdown", action="store_true", help="print markdown tables (docs/PERFORMANCE.md)")
+    args = ap.parse_args(argv)
+
+    records = load(args.files)
+    if not records:
+        sys.exit("bench_report: no kport-bench records in %s" % ", ".join(args.files))
+    sys.stdout.write(report(build_tables(records), args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
