@@ -70,5 +70,8 @@ int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64
                   kp_sched *s);
 int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, int root,
                      int inplace, kp_sched *s);
+/* ... on a node layout L (NULL: every rank on its own node). */
+int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
+                     int root, int inplace, kp_sched *s);
 
 #endif /* KP_ALGO_H */

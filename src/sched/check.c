@@ -2,11 +2,25 @@
  * Schedule checker: symbolic execution of all P schedules (see check.h).
  *
  * Data is tracked in granules: g = gcd of the block size and of every
- * offset and length used by any operation, so a granule is never split.
- * Every granule holds a token (origin rank << 32 | granule index in the
- * origin's block) or GARBAGE; a transfer copies tokens. Sends complete only
- * when matched (rendezvous semantics, the strictest MPI allows), so a
- * schedule that passes cannot deadlock under any MPI buffering.
+ * offset and length used by any operation (and of the shared-segment size),
+ * so a granule is never split. Every granule holds a token
+ * (call << 56 | origin << 32 | granule index in the origin's block) or
+ * GARBAGE; transfers and copies move tokens. Sends complete only when
+ * matched (rendezvous semantics, the strictest MPI allows), so a schedule
+ * that passes cannot deadlock under any MPI buffering.
+ *
+ * Ordering: every rank has a vector clock. A rank's clock component counts
+ * its rounds; a message carries the sender's clock as of the round that
+ * sends it, a post publishes the poster's clock, a wait joins the clock of
+ * the post it waited for (joins take effect when the round completes).
+ * Memory that more than one rank can touch (a node's shared segment; send
+ * and receive buffers when some rank reads a peer's buffer directly) is
+ * race-checked: every pair of accesses of different ranks, at least one a
+ * write, must be ordered by these clocks. The user's own accesses are
+ * modelled as writes to its send and receive buffers just before it enters
+ * and just after it leaves each call. Schedules with shared-memory
+ * operations are run for three consecutive calls (the executor alternates
+ * the segment's halves between calls), so reuse across calls is checked too.
  */
 #include "sched/check.h"
 #include "kport.h"
@@ -17,11 +31,20 @@
 #include <string.h>
 
 #define GARBAGE UINT64_MAX
-
-enum { PH_SEND = 0, PH_RECV = 1, PH_SCRATCH = 2 };
+#define NCALLS_MAX 3
 
 typedef struct {
-    int op;   /* index in the owner's schedule */
+    uint64_t *tok;
+    int64_t n;       /* granules */
+    int tracked;     /* race-checked */
+    int owner_node;  /* node whose ranks may access it (tracked memory) */
+    int32_t *wr_rank; /* last writer, -1 none */
+    uint32_t *wr_time;
+    uint32_t *rd;    /* [n * node size]: last read time + 1 per local rank */
+} mem;
+
+typedef struct {
+    int op;
     int peer;
 } pend;
 
@@ -31,29 +54,42 @@ typedef struct {
 } pendq;
 
 typedef struct {
-    uint64_t *buf[3];
-    int64_t ngran[3];   /* physical sizes in granules */
-    int cur;            /* first op of the current round */
-    int end;            /* one past its last op */
-    int posted;
-    int finished;
-    unsigned char *done; /* per op: completed */
-    pendq sends_to_me;   /* sends posted to this rank, not yet matched */
-    pendq recvs;         /* receives posted by this rank, not yet matched */
-    uint64_t *know;      /* ranks this rank has (transitively) heard from */
-    uint64_t *heard;     /* what this round's receives brought, merged at round end */
+    int call, n;
+    uint32_t *vc;
+} postrec;
+
+typedef struct {
+    int call;           /* current call 0 .. ncalls-1 */
+    int cur, end;       /* current round's ops [cur, end) */
+    int posted, finished;
+    int in_call;        /* entered the current call */
+    unsigned char *done;
+    pendq sends_to_me, recvs;
+    uint32_t t;         /* round clock */
+    uint32_t *vc, *pend; /* [P] clock and joins pending until round end */
+    uint32_t start[NCALLS_MAX];
+    int posts_in_call;
+    postrec *posts;
+    int nposts, capposts;
+    mem send[NCALLS_MAX], recv[NCALLS_MAX], scratch;
 } rstate;
 
 typedef struct {
     kp_sched *sc;
     rstate *rs;
-    int P;
+    mem *shm;         /* [nnodes] */
+    const kp_layout *L;
+    kp_layout flat;
+    int P, ncalls, peer_reads;
     int64_t bytes, g;
-    int inplace;
+    int inplace, coll, root;
     kp_check_result *res;
-    int coll, root;
-    int words;       /* 64-bit words of a knowledge bitset */
 } ctx;
+
+typedef struct {
+    mem *m;
+    int64_t lo, n;
+} phys;
 
 static int fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(ctx *c, const char *fmt, ...)
@@ -80,18 +116,25 @@ static int64_t gcd64(int64_t a, int64_t b)
 
 static const char *bname(int b)
 {
-    return b == KP_BUF_SEND ? "send" : b == KP_BUF_RECV ? "recv" : b == KP_BUF_SCRATCH ? "scratch" : "?";
+    static const char *n[] = {"send", "recv", "scratch", "shm"};
+    return b >= 0 && b < KP_BUF_COUNT ? n[b] : "?";
 }
 
 static const char *kname(int k)
 {
-    return k == KP_OP_SEND ? "send" : k == KP_OP_RECV ? "recv" : "copy";
+    static const char *n[] = {"send", "recv", "copy", "post", "wait", "peer-read"};
+    return k >= 0 && k <= KP_OP_PEER_READ ? n[k] : "?";
 }
 
-/* logical buffer size in bytes */
-static int64_t bufsize(ctx *c, int rank, int buf)
+static const char *collname(int coll)
 {
-    return kp_sched_bufsize(&c->sc[rank], buf);
+    static const char *n[] = {"allgather", "barrier", "gather", "alltoall"};
+    return coll >= 0 && coll < KP_COLL_COUNT ? n[coll] : "?";
+}
+
+static uint64_t token(int call, uint64_t origin, int64_t i)
+{
+    return ((uint64_t)call << 56) | (origin << 32) | (uint64_t)i;
 }
 
 /* does this rank's send buffer alias its receive buffer? */
@@ -102,29 +145,94 @@ static int aliased(ctx *c, int rank)
     return c->coll != KP_COLL_GATHER || rank == c->root;
 }
 
-/* physical location of a region: buffer and granule range */
-typedef struct { int ph; int64_t lo, n; } phys;
-
-static phys resolve(ctx *c, int rank, const kp_region *r)
+/* physical location of region r of `owner`'s buffers during call `call` */
+static phys resolve(ctx *c, int owner, int call, const kp_region *r)
 {
-    phys p = {r->buf, r->off / c->g, r->len / c->g};
-    if (r->buf == KP_BUF_SEND && aliased(c, rank)) {
-        p.ph = PH_RECV;
-        p.lo += kp_sched_inplace_offset(&c->sc[rank]) / c->g;
+    rstate *st = &c->rs[owner];
+    phys p = {NULL, r->off / c->g, r->len / c->g};
+    switch (r->buf) {
+    case KP_BUF_SEND:
+        if (aliased(c, owner)) {
+            p.m = &st->recv[call];
+            p.lo += kp_sched_inplace_offset(&c->sc[owner]) / c->g;
+        } else {
+            p.m = &st->send[call];
+        }
+        break;
+    case KP_BUF_RECV: p.m = &st->recv[call]; break;
+    case KP_BUF_SCRATCH: p.m = &st->scratch; break;
+    default:
+        p.m = &c->shm[c->L->node_of[owner]];
+        p.lo += (call % 2) * (c->sc[owner].shm_bytes / c->g);
+        break;
     }
     return p;
 }
 
-static int check_region(ctx *c, int rank, int opi, const kp_region *r)
+static int check_region(ctx *c, int rank, int opi, const kp_region *r, int owner)
 {
-    int64_t sz = bufsize(c, rank, r->buf);
+    int64_t sz = r->buf >= 0 && r->buf < KP_BUF_COUNT ? kp_sched_bufsize(&c->sc[owner], r->buf) : -1;
     if (sz < 0)
         return fail(c, "rank %d op %d: unknown buffer id %d", rank, opi, r->buf);
     if (r->off < 0 || r->len < 0 || r->off + r->len > sz || (r->len == 0 && r->buf != KP_BUF_SCRATCH))
-        return fail(c, "rank %d op %d: region %s[%" PRId64 "..+%" PRId64 "] outside the buffer (%" PRId64 " bytes)",
-                    rank, opi, bname(r->buf), r->off, r->len, sz);
+        return fail(c, "rank %d op %d: region %s[%" PRId64 "..+%" PRId64 "]%s outside the buffer (%" PRId64 " bytes)",
+                    rank, opi, bname(r->buf), r->off, r->len, owner != rank ? " of a peer" : "", sz);
     return 0;
 }
+
+/* ---- race checking --------------------------------------------------------- */
+
+static int ordered(ctx *c, int a, uint32_t ta, int b)
+{
+    return a == b ? ta < c->rs[b].t : ta < c->rs[b].vc[a];
+}
+
+static int access_mem(ctx *c, phys p, int r, int write, const char *what)
+{
+    mem *m = p.m;
+    if (!m->tracked)
+        return 0;
+    if (c->L->node_of[r] != m->owner_node)
+        return fail(c, "rank %d (%s) touches memory of node %d from node %d", r, what, m->owner_node,
+                    c->L->node_of[r]);
+    const int ns = kp_layout_node_size(c->L, m->owner_node);
+    const uint32_t t = c->rs[r].t;
+    for (int64_t i = p.lo; i < p.lo + p.n; i++) {
+        int w = m->wr_rank[i];
+        if (w >= 0 && !ordered(c, w, m->wr_time[i], r))
+            return fail(c, "race: rank %d %s (%s, round clock %u) and rank %d's earlier write (clock %u) of the "
+                        "same bytes are not ordered by posts/waits or messages",
+                        r, write ? "writes" : "reads", what, t, w, m->wr_time[i]);
+        if (write) {
+            for (int l = 0; l < ns; l++) {
+                uint32_t rt = m->rd[i * ns + l];
+                int q = kp_layout_rank(c->L, m->owner_node, l);
+                if (rt && !ordered(c, q, rt - 1, r))
+                    return fail(c, "race: rank %d writes (%s, round clock %u) bytes that rank %d reads (clock %u) "
+                                "without ordering",
+                                r, what, t, q, rt - 1);
+            }
+        }
+    }
+    const int me = c->L->local[r];
+    for (int64_t i = p.lo; i < p.lo + p.n; i++) {
+        if (write) {
+            m->wr_rank[i] = r;
+            m->wr_time[i] = t;
+            memset(&m->rd[i * ns], 0, (size_t)ns * sizeof(uint32_t));
+        } else {
+            m->rd[i * ns + me] = t + 1;
+        }
+    }
+    return 0;
+}
+
+static void move_tokens(phys dst, phys src)
+{
+    memmove(dst.m->tok + dst.lo, src.m->tok + src.lo, (size_t)src.n * sizeof(uint64_t));
+}
+
+/* ---- matching ---------------------------------------------------------------- */
 
 static void pushq(pendq *q, int op, int peer)
 {
@@ -153,74 +261,165 @@ static int popq(pendq *q, int peer)
     return -1;
 }
 
+static void join(ctx *c, uint32_t *into, const uint32_t *vc)
+{
+    for (int q = 0; q < c->P; q++)
+        if (into[q] < vc[q])
+            into[q] = vc[q];
+}
+
 /* deliver send op `so` of rank s into receive op `ro` of rank d */
 static int deliver(ctx *c, int s, int so, int d, int ro)
 {
     const kp_op *sop = &c->sc[s].ops[so], *rop = &c->sc[d].ops[ro];
+    rstate *ss = &c->rs[s], *ds = &c->rs[d];
     if (sop->u.send.src.len != rop->u.recv.dst.len)
         return fail(c, "size mismatch: rank %d op %d (round %d) sends %" PRId64 " bytes to rank %d, "
                     "matched with rank %d op %d (round %d) receiving %" PRId64 " bytes",
                     s, so, sop->round, sop->u.send.src.len, d, d, ro, rop->round, rop->u.recv.dst.len);
-    phys ps = resolve(c, s, &sop->u.send.src), pd = resolve(c, d, &rop->u.recv.dst);
-    memcpy(c->rs[d].buf[pd.ph] + pd.lo, c->rs[s].buf[ps.ph] + ps.lo, (size_t)ps.n * sizeof(uint64_t));
-    for (int w = 0; w < c->words; w++) /* the sender's knowledge as of its round start */
-        c->rs[d].heard[w] |= c->rs[s].know[w];
-    c->rs[s].done[so] = 1;
-    c->rs[d].done[ro] = 1;
+    if (ss->call != ds->call)
+        return fail(c, "rank %d's send (op %d) in call %d matched rank %d's receive (op %d) of call %d", s, so,
+                    ss->call, d, ro, ds->call);
+    phys ps = resolve(c, s, ss->call, &sop->u.send.src), pd = resolve(c, d, ds->call, &rop->u.recv.dst);
+    if (access_mem(c, pd, d, 1, "receive"))
+        return 1;
+    move_tokens(pd, ps);
+    join(c, ds->pend, ss->vc); /* the sender's clock as of its round start */
+    ss->done[so] = 1;
+    ds->done[ro] = 1;
     return 0;
 }
 
-/* hazards inside rank r's round [b, e) */
+/* ---- hazards inside one rank's round ----------------------------------------- */
+
+static int op_regions(ctx *c, int r, const kp_op *o, phys out[2], int w[2])
+{
+    const int call = c->rs[r].call;
+    switch (o->kind) {
+    case KP_OP_SEND:
+        out[0] = resolve(c, r, call, &o->u.send.src), w[0] = 0;
+        return 1;
+    case KP_OP_RECV:
+        out[0] = resolve(c, r, call, &o->u.recv.dst), w[0] = 1;
+        return 1;
+    case KP_OP_COPY: {
+        phys s = resolve(c, r, call, &o->u.copy.src), d = resolve(c, r, call, &o->u.copy.dst);
+        if (s.m == d.m && s.lo == d.lo)
+            return 0; /* copy onto itself (MPI_IN_PLACE): a no-op */
+        out[0] = s, w[0] = 0, out[1] = d, w[1] = 1;
+        return 2;
+    }
+    case KP_OP_PEER_READ:
+        out[0] = resolve(c, o->u.peer_read.peer, call, &o->u.peer_read.src), w[0] = 0;
+        out[1] = resolve(c, r, call, &o->u.peer_read.dst), w[1] = 1;
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+static int overlap(phys a, phys b)
+{
+    return a.m == b.m && a.lo < b.lo + b.n && b.lo < a.lo + a.n;
+}
+
 static int check_round_hazards(ctx *c, int r, int b, int e)
 {
     for (int i = b; i < e; i++) {
         const kp_op *a = &c->sc[r].ops[i];
         phys ar[2];
-        int aw[2], na = 0;
-        if (a->kind == KP_OP_SEND) {
-            ar[0] = resolve(c, r, &a->u.send.src); aw[0] = 0; na = 1;
-        } else if (a->kind == KP_OP_RECV) {
-            ar[0] = resolve(c, r, &a->u.recv.dst); aw[0] = 1; na = 1;
-        } else {
-            phys s = resolve(c, r, &a->u.copy.src), d = resolve(c, r, &a->u.copy.dst);
-            if (s.ph == d.ph && s.lo == d.lo)
-                continue; /* copy onto itself (MPI_IN_PLACE): a no-op */
-            if (s.ph == d.ph && s.lo < d.lo + d.n && d.lo < s.lo + s.n)
-                return fail(c, "rank %d round %d op %d: copy with overlapping source and destination", r,
-                            a->round, i);
-            ar[0] = s; aw[0] = 0; ar[1] = d; aw[1] = 1; na = 2;
-        }
-        for (int x = 0; x < na; x++) {
-            if (aw[x] && ar[x].ph == PH_SEND)
+        int aw[2], na = op_regions(c, r, a, ar, aw);
+        if (na == 2 && a->kind == KP_OP_COPY && overlap(ar[0], ar[1]))
+            return fail(c, "rank %d round %d op %d: copy with overlapping source and destination", r, a->round, i);
+        for (int x = 0; x < na; x++)
+            if (aw[x] && ar[x].m == &c->rs[r].send[c->rs[r].call])
                 return fail(c, "rank %d round %d op %d (%s): writes the user's send buffer", r, a->round, i,
                             kname(a->kind));
-        }
         for (int j = i + 1; j < e; j++) {
             const kp_op *o = &c->sc[r].ops[j];
             phys orr[2];
-            int ow[2], no = 0;
-            if (o->kind == KP_OP_SEND) {
-                orr[0] = resolve(c, r, &o->u.send.src); ow[0] = 0; no = 1;
-            } else if (o->kind == KP_OP_RECV) {
-                orr[0] = resolve(c, r, &o->u.recv.dst); ow[0] = 1; no = 1;
-            } else {
-                phys s = resolve(c, r, &o->u.copy.src), d = resolve(c, r, &o->u.copy.dst);
-                if (s.ph == d.ph && s.lo == d.lo)
-                    continue;
-                orr[0] = s; ow[0] = 0; orr[1] = d; ow[1] = 1; no = 2;
-            }
+            int ow[2], no = op_regions(c, r, o, orr, ow);
             for (int x = 0; x < na; x++)
-                for (int y = 0; y < no; y++) {
-                    if (!aw[x] && !ow[y])
-                        continue;
-                    if (ar[x].ph == orr[y].ph && ar[x].lo < orr[y].lo + orr[y].n && orr[y].lo < ar[x].lo + ar[x].n)
+                for (int y = 0; y < no; y++)
+                    if ((aw[x] || ow[y]) && overlap(ar[x], orr[y]))
                         return fail(c, "rank %d round %d: op %d (%s) and op %d (%s) touch the same region "
                                     "and one of them writes it", r, a->round, i, kname(a->kind), j, kname(o->kind));
-                }
         }
     }
     return 0;
 }
+
+/* ---- the collective's definition --------------------------------------------- */
+
+static void fill_initial(ctx *c, int r, int call, int64_t blk)
+{
+    rstate *st = &c->rs[r];
+    uint64_t *send = aliased(c, r) ? st->recv[call].tok + kp_sched_inplace_offset(&c->sc[r]) / c->g
+                                   : st->send[call].tok;
+    if (c->coll == KP_COLL_ALLTOALL) {
+        for (int j = 0; j < c->P; j++)
+            for (int64_t i = 0; i < blk; i++)
+                send[(int64_t)j * blk + i] = token(call, (uint64_t)r * (uint64_t)c->P + (uint64_t)j, i);
+    } else if (c->coll != KP_COLL_BARRIER) {
+        for (int64_t i = 0; i < blk; i++)
+            send[i] = token(call, (uint64_t)r, i);
+    }
+}
+
+static int check_final(ctx *c, int r, int call, int64_t blk)
+{
+    rstate *st = &c->rs[r];
+    if (c->coll == KP_COLL_BARRIER) {
+        for (int q = 0; q < c->P; q++)
+            if (q != r && (c->rs[q].start[call] == UINT32_MAX || st->vc[q] < c->rs[q].start[call]))
+                return fail(c, "barrier: rank %d may leave before rank %d has entered (no chain of messages or "
+                            "posts from %d to %d)", r, q, q, r);
+        return 0;
+    }
+    if (c->coll == KP_COLL_GATHER && r != c->root)
+        return 0;
+    for (int j = 0; j < c->P; j++) {
+        const uint64_t *b = st->recv[call].tok + (int64_t)j * blk;
+        uint64_t origin = c->coll == KP_COLL_ALLTOALL ? (uint64_t)j * (uint64_t)c->P + (uint64_t)r : (uint64_t)j;
+        for (int64_t i = 0; i < blk; i++) {
+            if (b[i] == token(call, origin, i))
+                continue;
+            if (b[i] == GARBAGE)
+                return fail(c, "rank %d: block %d byte %" PRId64 " was never written (call %d)", r, j, i * c->g, call);
+            int bc = (int)(b[i] >> 56);
+            uint64_t bo = (b[i] >> 32) & 0xffffff;
+            int64_t bi = (int64_t)(b[i] & 0xffffffffu) * c->g;
+            if (bc != call)
+                return fail(c, "rank %d: block %d byte %" PRId64 " holds data of call %d in call %d", r, j, i * c->g,
+                            bc, call);
+            if (c->coll == KP_COLL_ALLTOALL)
+                return fail(c, "rank %d: block %d byte %" PRId64 " holds rank %d's block for rank %d, byte %" PRId64, r,
+                            j, i * c->g, (int)(bo / (uint64_t)c->P), (int)(bo % (uint64_t)c->P), bi);
+            return fail(c, "rank %d: block %d byte %" PRId64 " holds block %d byte %" PRId64, r, j, i * c->g, (int)bo,
+                        bi);
+        }
+    }
+    return 0;
+}
+
+/* the user touches its buffers just before entering and after leaving a call */
+static int user_touch(ctx *c, int r, int call)
+{
+    rstate *st = &c->rs[r];
+    st->t++;
+    st->vc[r] = st->t;
+    mem *ms[2] = {&st->send[call], &st->recv[call]};
+    for (int i = 0; i < 2; i++) {
+        phys p = {ms[i], 0, ms[i]->n};
+        if (ms[i]->n && access_mem(c, p, r, 1, "the user's own use of its buffers outside the call"))
+            return 1;
+    }
+    st->t++;
+    st->vc[r] = st->t;
+    return 0;
+}
+
+/* ---- running the rounds ------------------------------------------------------- */
 
 static void round_bounds(ctx *c, int r)
 {
@@ -241,11 +440,42 @@ static int post_round(ctx *c, int r)
         return 1;
     for (int i = st->cur; i < st->end; i++) {
         kp_op *op = &s->ops[i];
-        if (op->kind == KP_OP_COPY) {
-            phys ps = resolve(c, r, &op->u.copy.src), pd = resolve(c, r, &op->u.copy.dst);
-            memmove(st->buf[pd.ph] + pd.lo, st->buf[ps.ph] + ps.lo, (size_t)ps.n * sizeof(uint64_t));
+        phys reg[2];
+        int w[2];
+        switch (op->kind) {
+        case KP_OP_COPY:
+        case KP_OP_PEER_READ:
+            if (op_regions(c, r, op, reg, w) == 2) {
+                if (access_mem(c, reg[0], r, 0, kname(op->kind)) || access_mem(c, reg[1], r, 1, kname(op->kind)))
+                    return 1;
+                move_tokens(reg[1], reg[0]);
+            }
             st->done[i] = 1;
-        } else if (op->kind == KP_OP_SEND) {
+            break;
+        case KP_OP_POST:
+            if (op->u.post.n != st->posts_in_call + 1)
+                return fail(c, "rank %d op %d: post numbered %d, expected %d", r, i, op->u.post.n,
+                            st->posts_in_call + 1);
+            st->posts_in_call++;
+            if (st->nposts == st->capposts) {
+                st->capposts = st->capposts ? 2 * st->capposts : 8;
+                st->posts = realloc(st->posts, (size_t)st->capposts * sizeof(*st->posts));
+                if (!st->posts)
+                    abort();
+            }
+            st->posts[st->nposts].call = st->call;
+            st->posts[st->nposts].n = op->u.post.n;
+            st->posts[st->nposts].vc = malloc((size_t)c->P * sizeof(uint32_t));
+            memcpy(st->posts[st->nposts].vc, st->vc, (size_t)c->P * sizeof(uint32_t));
+            st->nposts++;
+            st->done[i] = 1;
+            break;
+        case KP_OP_WAIT:
+            break; /* completed in the progress loop */
+        case KP_OP_SEND: {
+            op_regions(c, r, op, reg, w);
+            if (access_mem(c, reg[0], r, 0, "send"))
+                return 1;
             int d = op->u.send.peer;
             int ro = popq(&c->rs[d].recvs, r);
             if (ro >= 0) {
@@ -254,7 +484,9 @@ static int post_round(ctx *c, int r)
             } else {
                 pushq(&c->rs[d].sends_to_me, i, r);
             }
-        } else {
+            break;
+        }
+        case KP_OP_RECV: {
             int src = op->u.recv.peer;
             int so = popq(&st->sends_to_me, src);
             if (so >= 0) {
@@ -263,10 +495,29 @@ static int post_round(ctx *c, int r)
             } else {
                 pushq(&st->recvs, i, src);
             }
+            break;
+        }
         }
     }
     st->posted = 1;
     return 0;
+}
+
+static void try_waits(ctx *c, int r)
+{
+    rstate *st = &c->rs[r];
+    for (int i = st->cur; i < st->end; i++) {
+        const kp_op *op = &c->sc[r].ops[i];
+        if (op->kind != KP_OP_WAIT || st->done[i])
+            continue;
+        rstate *q = &c->rs[op->u.wait.peer];
+        for (int k = q->nposts - 1; k >= 0; k--)
+            if (q->posts[k].call == st->call && q->posts[k].n == op->u.wait.n) {
+                join(c, st->pend, q->posts[k].vc);
+                st->done[i] = 1;
+                break;
+            }
+    }
 }
 
 static void report_deadlock(ctx *c)
@@ -274,89 +525,191 @@ static void report_deadlock(ctx *c)
     char buf[sizeof(c->res->msg)];
     int n = snprintf(buf, sizeof(buf), "deadlock: ");
     int shown = 0;
-    for (int r = 0; r < c->P && n < (int)sizeof(buf) - 80; r++) {
+    for (int r = 0; r < c->P && n < (int)sizeof(buf) - 100; r++) {
         rstate *st = &c->rs[r];
         if (st->finished)
             continue;
-        for (int i = st->cur; i < st->end && n < (int)sizeof(buf) - 80; i++) {
+        for (int i = st->cur; i < st->end && n < (int)sizeof(buf) - 100; i++) {
             if (st->done[i])
                 continue;
             const kp_op *op = &c->sc[r].ops[i];
-            n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%srank %d round %d op %d %s %s %d (%" PRId64 " B)",
-                          shown ? "; " : "", r, op->round, i, kname(op->kind),
-                          op->kind == KP_OP_SEND ? "to" : "from",
-                          op->kind == KP_OP_SEND ? op->u.send.peer : op->u.recv.peer,
-                          op->kind == KP_OP_SEND ? op->u.send.src.len : op->u.recv.dst.len);
+            if (op->kind == KP_OP_WAIT)
+                n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%srank %d round %d op %d waits for post %d of %d",
+                              shown ? "; " : "", r, op->round, i, op->u.wait.n, op->u.wait.peer);
+            else
+                n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%srank %d round %d op %d %s %s %d (%" PRId64 " B)",
+                              shown ? "; " : "", r, op->round, i, kname(op->kind),
+                              op->kind == KP_OP_SEND ? "to" : "from",
+                              op->kind == KP_OP_SEND ? op->u.send.peer : op->u.recv.peer,
+                              op->kind == KP_OP_SEND ? op->u.send.src.len : op->u.recv.dst.len);
             shown++;
         }
     }
     fail(c, "%s", buf);
 }
 
-/* token of granule i of the block that `origin` contributes */
-static uint64_t token(uint64_t origin, int64_t i)
+/* validate shapes and operations, compute the granule */
+static int validate(ctx *c)
 {
-    return (origin << 32) | (uint64_t)i;
-}
-
-static const char *collname(int coll)
-{
-    switch (coll) {
-    case KP_COLL_ALLGATHER: return "allgather";
-    case KP_COLL_BARRIER: return "barrier";
-    case KP_COLL_GATHER: return "gather";
-    case KP_COLL_ALLTOALL: return "alltoall";
-    default: return "?";
-    }
-}
-
-/* initial contents: what each rank contributes */
-static void fill_initial(ctx *c, int r, int64_t blk)
-{
-    rstate *st = &c->rs[r];
-    uint64_t *send = aliased(c, r) ? st->buf[PH_RECV] + kp_sched_inplace_offset(&c->sc[r]) / c->g : st->buf[PH_SEND];
-    if (c->coll == KP_COLL_ALLTOALL) {
-        for (int j = 0; j < c->P; j++)
-            for (int64_t i = 0; i < blk; i++)
-                send[(int64_t)j * blk + i] = token((uint64_t)r * (uint64_t)c->P + (uint64_t)j, i);
-    } else if (c->coll != KP_COLL_BARRIER) {
-        for (int64_t i = 0; i < blk; i++)
-            send[i] = token((uint64_t)r, i);
-    }
-}
-
-/* final contents: compare with the collective's definition */
-static void check_final(ctx *c, int r, int64_t blk)
-{
-    rstate *st = &c->rs[r];
-    if (c->coll == KP_COLL_BARRIER) {
-        for (int q = 0; q < c->P; q++)
-            if (!(st->know[q / 64] >> (q % 64) & 1)) {
-                fail(c, "barrier: rank %d may leave before rank %d has entered (no message path from %d to %d)", r,
-                     q, q, r);
-                return;
+    kp_sched *sc = c->sc;
+    int64_t g = c->bytes;
+    for (int r = 0; r < c->P; r++) {
+        if (sc[r].rank != r || sc[r].P != c->P || sc[r].bytes != c->bytes || sc[r].coll != c->coll ||
+            sc[r].root != c->root || sc[r].inplace != c->inplace)
+            return fail(c, "schedule %d was built for another shape (rank %d of %d, %s)", r, sc[r].rank, sc[r].P,
+                        collname(sc[r].coll));
+        const kp_sched *lead = &sc[kp_layout_leader(c->L, c->L->node_of[r])];
+        if (sc[r].shm_bytes != lead->shm_bytes)
+            return fail(c, "rank %d asks for %" PRId64 " shared bytes, its node's leader for %" PRId64, r,
+                        sc[r].shm_bytes, lead->shm_bytes);
+        g = gcd64(g, sc[r].shm_bytes);
+        if (c->res->max_rounds < sc[r].nrounds)
+            c->res->max_rounds = sc[r].nrounds;
+        if (c->res->max_ops < sc[r].nops)
+            c->res->max_ops = sc[r].nops;
+        if (c->res->max_scratch < sc[r].scratch_bytes)
+            c->res->max_scratch = sc[r].scratch_bytes;
+        for (int i = 0; i < sc[r].nops; i++) {
+            const kp_op *op = &sc[r].ops[i];
+            const kp_region *rg[2];
+            int owner[2] = {r, r}, nr = 0, peer = -1;
+            if (i > 0 && op->round < sc[r].ops[i - 1].round)
+                return fail(c, "rank %d op %d: rounds out of order", r, i);
+            switch (op->kind) {
+            case KP_OP_SEND: peer = op->u.send.peer, rg[nr++] = &op->u.send.src; break;
+            case KP_OP_RECV: peer = op->u.recv.peer, rg[nr++] = &op->u.recv.dst; break;
+            case KP_OP_COPY: rg[nr++] = &op->u.copy.src, rg[nr++] = &op->u.copy.dst; break;
+            case KP_OP_POST: break;
+            case KP_OP_WAIT: peer = op->u.wait.peer; break;
+            case KP_OP_PEER_READ:
+                peer = op->u.peer_read.peer;
+                rg[nr] = &op->u.peer_read.src, owner[nr++] = peer;
+                rg[nr++] = &op->u.peer_read.dst;
+                c->peer_reads = 1;
+                break;
+            default:
+                return fail(c, "rank %d op %d: unknown operation kind %d", r, i, op->kind);
             }
-        return;
-    }
-    if (c->coll == KP_COLL_GATHER && r != c->root)
-        return;
-    for (int j = 0; j < c->P; j++) {
-        const uint64_t *b = st->buf[PH_RECV] + (int64_t)j * blk;
-        uint64_t origin = c->coll == KP_COLL_ALLTOALL ? (uint64_t)j * (uint64_t)c->P + (uint64_t)r : (uint64_t)j;
-        for (int64_t i = 0; i < blk; i++) {
-            if (b[i] == token(origin, i))
-                continue;
-            if (b[i] == GARBAGE)
-                fail(c, "rank %d: block %d byte %" PRId64 " was never written", r, j, i * c->g);
-            else if (c->coll == KP_COLL_ALLTOALL)
-                fail(c, "rank %d: block %d byte %" PRId64 " holds rank %d's block for rank %d, byte %" PRId64, r, j,
-                     i * c->g, (int)((b[i] >> 32) / (uint64_t)c->P), (int)((b[i] >> 32) % (uint64_t)c->P),
-                     (int64_t)(b[i] & 0xffffffffu) * c->g);
-            else
-                fail(c, "rank %d: block %d byte %" PRId64 " holds block %d byte %" PRId64, r, j, i * c->g,
-                     (int)(b[i] >> 32), (int64_t)(b[i] & 0xffffffffu) * c->g);
-            return;
+            if (peer != -1 || op->kind == KP_OP_SEND || op->kind == KP_OP_RECV) {
+                if (peer < 0 || peer >= c->P)
+                    return fail(c, "rank %d op %d: peer %d out of range 0..%d", r, i, peer, c->P - 1);
+                if ((op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ) &&
+                    (c->L->node_of[peer] != c->L->node_of[r] || peer == r))
+                    return fail(c, "rank %d op %d: %s on rank %d, which is %s", r, i, kname(op->kind), peer,
+                                peer == r ? "itself" : "on another node");
+            }
+            for (int x = 0; x < nr; x++) {
+                if (owner[x] != r && rg[x]->buf != KP_BUF_SEND && rg[x]->buf != KP_BUF_RECV)
+                    return fail(c, "rank %d op %d: peer reads may only read a peer's send or receive buffer", r, i);
+                if (check_region(c, r, i, rg[x], owner[x]))
+                    return 1;
+                if (rg[x]->buf == KP_BUF_SHM)
+                    c->ncalls = NCALLS_MAX;
+                if (rg[x]->len > 0)
+                    g = gcd64(g, gcd64(rg[x]->off, rg[x]->len));
+            }
+            if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ)
+                c->ncalls = NCALLS_MAX;
         }
+    }
+    c->g = g > 0 ? g : 1;
+    return 0;
+}
+
+static int mem_init(mem *m, int64_t n, int tracked, int node, int ns)
+{
+    memset(m, 0, sizeof(*m));
+    m->n = n;
+    m->tok = malloc((size_t)(n + 1) * sizeof(uint64_t));
+    if (!m->tok)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        m->tok[i] = GARBAGE;
+    m->tracked = tracked;
+    m->owner_node = node;
+    if (tracked) {
+        m->wr_rank = malloc((size_t)(n + 1) * sizeof(int32_t));
+        m->wr_time = calloc((size_t)n + 1, sizeof(uint32_t));
+        m->rd = calloc((size_t)(n * ns) + 1, sizeof(uint32_t));
+        if (!m->wr_rank || !m->wr_time || !m->rd)
+            return -1;
+        for (int64_t i = 0; i < n; i++)
+            m->wr_rank[i] = -1;
+    }
+    return 0;
+}
+
+static void mem_free(mem *m)
+{
+    free(m->tok);
+    free(m->wr_rank);
+    free(m->wr_time);
+    free(m->rd);
+}
+
+static void enter_call(ctx *c, int r)
+{
+    rstate *st = &c->rs[r];
+    st->in_call = 1;
+    st->posts_in_call = 0;
+    if (!c->res->ok || user_touch(c, r, st->call))
+        return;
+    st->start[st->call] = st->t;
+}
+
+static void run(ctx *c, int64_t blk)
+{
+    const int P = c->P;
+    int nfinished = 0;
+    while (c->res->ok && nfinished < P) {
+        int progress = 0;
+        for (int r = 0; r < P && c->res->ok; r++) {
+            rstate *st = &c->rs[r];
+            if (st->finished)
+                continue;
+            if (!st->in_call) {
+                enter_call(c, r);
+                progress = 1;
+            }
+            if (st->cur < c->sc[r].nops) {
+                if (!st->posted) {
+                    if (post_round(c, r))
+                        break;
+                    progress = 1;
+                }
+                try_waits(c, r);
+                int all = 1;
+                for (int i = st->cur; i < st->end && all; i++)
+                    all = st->done[i];
+                if (!all)
+                    continue;
+                join(c, st->vc, st->pend);
+                st->t++;
+                st->vc[r] = st->t;
+                st->cur = st->end;
+                st->posted = 0;
+                progress = 1;
+            }
+            if (st->cur >= c->sc[r].nops) { /* call complete */
+                if (check_final(c, r, st->call, blk) || user_touch(c, r, st->call))
+                    break;
+                memset(st->done, 0, (size_t)c->sc[r].nops + 1);
+                st->cur = 0;
+                st->in_call = 0;
+                if (++st->call == c->ncalls) {
+                    st->finished = 1;
+                    nfinished++;
+                }
+                progress = 1;
+            }
+        }
+        if (c->res->ok && !progress)
+            report_deadlock(c);
+    }
+    for (int r = 0; r < P && c->res->ok; r++) {
+        if (c->rs[r].sends_to_me.n || c->rs[r].recvs.n)
+            fail(c, "rank %d finished with %d unmatched sends to it and %d unmatched receives", r,
+                 c->rs[r].sends_to_me.n, c->rs[r].recvs.n);
     }
 }
 
@@ -364,7 +717,12 @@ void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
 {
     memset(res, 0, sizeof(*res));
     res->ok = 1;
-    ctx c = {sc, NULL, P, 0, 0, 0, res, 0, 0, 0};
+    ctx c;
+    memset(&c, 0, sizeof(c));
+    c.sc = sc;
+    c.P = P;
+    c.res = res;
+    c.ncalls = 1;
     if (P < 1 || P > (1 << 20)) {
         fail(&c, "invalid P=%d", P);
         return;
@@ -373,131 +731,95 @@ void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
     c.inplace = sc[0].inplace;
     c.coll = sc[0].coll;
     c.root = sc[0].root;
-    c.words = (P + 63) / 64;
     if (c.bytes < 0 || c.root < 0 || c.root >= P) {
         fail(&c, "invalid bytes=%lld or root=%d", (long long)c.bytes, c.root);
         return;
     }
-
-    /* shape, granule size, bounds, peers */
-    int64_t g = c.bytes;
-    for (int r = 0; r < P; r++) {
-        if (sc[r].rank != r || sc[r].P != P || sc[r].bytes != c.bytes || sc[r].coll != c.coll ||
-            sc[r].root != c.root || sc[r].inplace != c.inplace) {
-            fail(&c, "schedule %d was built for another shape (rank %d of %d, %s)", r, sc[r].rank, sc[r].P,
-                 collname(sc[r].coll));
+    c.L = sc[0].layout;
+    if (!c.L) {
+        int *ids = malloc((size_t)P * sizeof(int));
+        for (int r = 0; r < P && ids; r++)
+            ids[r] = r;
+        if (!ids || kp_layout_init(&c.flat, P, ids, 0)) {
+            free(ids);
+            fail(&c, "checker out of memory");
             return;
         }
-        if (res->max_rounds < sc[r].nrounds)
-            res->max_rounds = sc[r].nrounds;
-        if (res->max_ops < sc[r].nops)
-            res->max_ops = sc[r].nops;
-        if (res->max_scratch < sc[r].scratch_bytes)
-            res->max_scratch = sc[r].scratch_bytes;
-        for (int i = 0; i < sc[r].nops; i++) {
-            const kp_op *op = &sc[r].ops[i];
-            const kp_region *rg[2];
-            int nr = 0;
-            if (i > 0 && op->round < sc[r].ops[i - 1].round) {
-                fail(&c, "rank %d op %d: rounds out of order", r, i);
-                return;
-            }
-            if (op->kind == KP_OP_SEND || op->kind == KP_OP_RECV) {
-                int peer = op->kind == KP_OP_SEND ? op->u.send.peer : op->u.recv.peer;
-                if (peer < 0 || peer >= P) {
-                    fail(&c, "rank %d op %d: peer %d out of range 0..%d", r, i, peer, P - 1);
-                    return;
-                }
-                rg[nr++] = op->kind == KP_OP_SEND ? &op->u.send.src : &op->u.recv.dst;
-            } else if (op->kind == KP_OP_COPY) {
-                rg[nr++] = &op->u.copy.src;
-                rg[nr++] = &op->u.copy.dst;
-            } else {
-                fail(&c, "rank %d op %d: unknown operation kind %d", r, i, op->kind);
-                return;
-            }
-            for (int x = 0; x < nr; x++) {
-                if (check_region(&c, r, i, rg[x]))
-                    return;
-                if (rg[x]->len > 0)
-                    g = gcd64(g, gcd64(rg[x]->off, rg[x]->len));
-            }
-        }
+        free(ids);
+        c.L = &c.flat;
     }
-    if (g <= 0)
-        g = 1;
-    c.g = g;
-
-    rstate *rs = calloc((size_t)P, sizeof(*rs));
-    if (!rs) {
-        fail(&c, "checker out of memory");
-        return;
-    }
-    c.rs = rs;
-    int64_t blk = c.bytes / g;
-    for (int r = 0; r < P; r++) {
-        rs[r].ngran[PH_SEND] = kp_sched_bufsize(&sc[r], KP_BUF_SEND) / g;
-        rs[r].ngran[PH_RECV] = kp_sched_bufsize(&sc[r], KP_BUF_RECV) / g;
-        rs[r].ngran[PH_SCRATCH] = (sc[r].scratch_bytes + g - 1) / g;
-        for (int b = 0; b < 3; b++) {
-            rs[r].buf[b] = malloc((size_t)(rs[r].ngran[b] + 1) * sizeof(uint64_t));
-            for (int64_t i = 0; i < rs[r].ngran[b]; i++)
-                rs[r].buf[b][i] = GARBAGE;
-        }
-        rs[r].know = calloc((size_t)c.words, sizeof(uint64_t));
-        rs[r].heard = calloc((size_t)c.words, sizeof(uint64_t));
-        rs[r].know[r / 64] |= (uint64_t)1 << (r % 64);
-        fill_initial(&c, r, blk);
-        rs[r].done = calloc((size_t)sc[r].nops + 1, 1);
-        rs[r].finished = sc[r].nops == 0;
-    }
-
-    int nfinished = 0;
     for (int r = 0; r < P; r++)
-        nfinished += rs[r].finished;
-    while (res->ok && nfinished < P) {
-        int progress = 0;
-        for (int r = 0; r < P && res->ok; r++) {
-            rstate *st = &rs[r];
-            if (st->finished)
-                continue;
-            if (!st->posted) {
-                if (post_round(&c, r))
-                    break;
-                progress = 1;
-            }
-            int all = 1;
-            for (int i = st->cur; i < st->end && all; i++)
-                all = st->done[i];
-            if (all) {
-                for (int w = 0; w < c.words; w++)
-                    st->know[w] |= st->heard[w];
-                st->cur = st->end;
-                st->posted = 0;
-                progress = 1;
-                if (st->cur >= sc[r].nops) {
-                    st->finished = 1;
-                    nfinished++;
-                }
-            }
+        if (sc[r].layout != sc[0].layout) {
+            fail(&c, "rank %d's schedule was built for another node layout", r);
+            goto out;
         }
-        if (res->ok && !progress)
-            report_deadlock(&c);
+    if (c.L->P != P) {
+        fail(&c, "node layout is for %d ranks, not %d", c.L->P, P);
+        goto out;
     }
+    if (validate(&c))
+        goto out;
 
-    for (int r = 0; r < P && res->ok; r++)
-        check_final(&c, r, blk);
-
-    for (int r = 0; r < P; r++) {
-        for (int b = 0; b < 3; b++)
-            free(rs[r].buf[b]);
-        free(rs[r].done);
-        free(rs[r].know);
-        free(rs[r].heard);
-        free(rs[r].sends_to_me.v);
-        free(rs[r].recvs.v);
+    c.rs = calloc((size_t)P, sizeof(*c.rs));
+    c.shm = calloc((size_t)c.L->nnodes, sizeof(*c.shm));
+    if (!c.rs || !c.shm) {
+        fail(&c, "checker out of memory");
+        goto out;
     }
-    free(rs);
+    const int64_t g = c.g, blk = c.bytes / g;
+    int oom = 0;
+    for (int n = 0; n < c.L->nnodes; n++) {
+        const kp_sched *lead = &sc[kp_layout_leader(c.L, n)];
+        oom |= mem_init(&c.shm[n], 2 * lead->shm_bytes / g, 1, n, kp_layout_node_size(c.L, n));
+    }
+    for (int r = 0; r < P && !oom; r++) {
+        rstate *st = &c.rs[r];
+        const int node = c.L->node_of[r], ns = kp_layout_node_size(c.L, node);
+        for (int k = 0; k < c.ncalls; k++) {
+            oom |= mem_init(&st->send[k], kp_sched_bufsize(&sc[r], KP_BUF_SEND) / g, c.peer_reads, node, ns);
+            oom |= mem_init(&st->recv[k], kp_sched_bufsize(&sc[r], KP_BUF_RECV) / g, c.peer_reads, node, ns);
+            if (!oom)
+                fill_initial(&c, r, k, blk);
+        }
+        oom |= mem_init(&st->scratch, (sc[r].scratch_bytes + g - 1) / g, 0, node, ns);
+        st->vc = calloc((size_t)P, sizeof(uint32_t));
+        st->pend = calloc((size_t)P, sizeof(uint32_t));
+        st->done = calloc((size_t)sc[r].nops + 1, 1);
+        oom |= !st->vc || !st->pend || !st->done;
+        for (int k = 0; k < NCALLS_MAX; k++)
+            st->start[k] = UINT32_MAX;
+    }
+    if (oom)
+        fail(&c, "checker out of memory");
+    else
+        run(&c, blk);
+
+out:
+    if (c.rs) {
+        for (int r = 0; r < P; r++) {
+            rstate *st = &c.rs[r];
+            for (int k = 0; k < NCALLS_MAX; k++) {
+                mem_free(&st->send[k]);
+                mem_free(&st->recv[k]);
+            }
+            mem_free(&st->scratch);
+            free(st->vc);
+            free(st->pend);
+            free(st->done);
+            free(st->sends_to_me.v);
+            free(st->recvs.v);
+            for (int k = 0; k < st->nposts; k++)
+                free(st->posts[k].vc);
+            free(st->posts);
+        }
+    }
+    if (c.shm)
+        for (int n = 0; n < c.L->nnodes; n++)
+            mem_free(&c.shm[n]);
+    free(c.rs);
+    free(c.shm);
+    if (c.L == &c.flat)
+        kp_layout_free(&c.flat);
 }
 
 void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, kp_check_result *res)
@@ -514,8 +836,8 @@ void kp_check_allgather_scheds(kp_sched *sc, int P, int64_t bytes, int inplace, 
     kp_check_scheds(sc, P, res);
 }
 
-void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
-                   kp_check_result *res)
+void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
+                      int inplace, kp_check_result *res)
 {
     memset(res, 0, sizeof(*res));
     kp_sched *sc = P >= 1 && P <= (1 << 20) ? calloc((size_t)P, sizeof(*sc)) : NULL;
@@ -525,7 +847,7 @@ void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes,
     }
     int built = 0, rc = KP_SUCCESS;
     for (; built < P; built++) {
-        rc = kp_algo_build_ex(a, prm, built, P, bytes, root, inplace, &sc[built]);
+        rc = kp_algo_build_on(a, prm, L, built, P, bytes, root, inplace, &sc[built]);
         if (rc != KP_SUCCESS) {
             built++;
             break;
@@ -547,8 +869,14 @@ void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes,
     free(sc);
 }
 
+void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
+                   kp_check_result *res)
+{
+    kp_check_algo_on(a, prm, NULL, P, bytes, root, inplace, res);
+}
+
 void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,
                         kp_check_result *res)
 {
-    kp_check_algo(a, prm, P, bytes, 0, inplace, res);
+    kp_check_algo_on(a, prm, NULL, P, bytes, 0, inplace, res);
 }

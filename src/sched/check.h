@@ -6,7 +6,10 @@
  *  - a deadlock (the ranks and operations that are stuck);
  *  - a region written by one operation of a round while another operation of
  *    the same round may read or write it (MPI_IN_PLACE aliasing included);
- *  - a final receive buffer that does not hold block j from rank j.
+ *  - a final receive buffer that does not hold block j from rank j;
+ *  - shared memory (and peer-read buffers) touched by two ranks without
+ *    ordering through posts/waits or messages, within a call or across
+ *    three consecutive calls.
  */
 #ifndef KP_CHECK_H
 #define KP_CHECK_H
@@ -35,6 +38,9 @@ void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t b
 void kp_check_scheds(kp_sched *scheds, int P, kp_check_result *res);
 void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
                    kp_check_result *res);
+/* The same on a node layout (NULL: every rank on its own node). */
+void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
+                      int inplace, kp_check_result *res);
 
 /* Check already-built all-gather schedules (scheds[r] is rank r's). */
 void kp_check_allgather_scheds(kp_sched *scheds, int P, int64_t bytes, int inplace,

@@ -24,6 +24,8 @@ void kp_sched_init_coll(kp_sched *s, int coll, int rank, int P, int64_t bytes, i
 
 int64_t kp_sched_bufsize(const kp_sched *s, int buf)
 {
+    if (buf == KP_BUF_SHM)
+        return s->shm_bytes;
     const int64_t all = (int64_t)s->P * s->bytes;
     switch (buf) {
     case KP_BUF_SEND:
@@ -57,6 +59,8 @@ void kp_sched_reset(kp_sched *s)
     s->nrounds = 0;
     s->cur_round = 0;
     s->scratch_bytes = 0;
+    s->shm_bytes = 0;
+    s->nposts = 0;
     s->err = KP_SUCCESS;
     s->errmsg[0] = '\0';
 }
@@ -145,6 +149,90 @@ void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, 
     }
 }
 
+void kp_sched_need_shm(kp_sched *s, int64_t n)
+{
+    if (n > s->shm_bytes)
+        s->shm_bytes = n;
+}
+
+int kp_sched_post(kp_sched *s)
+{
+    kp_op *op = push(s, KP_OP_POST);
+    if (!op)
+        return 0;
+    op->u.post.n = ++s->nposts;
+    return op->u.post.n;
+}
+
+void kp_sched_wait(kp_sched *s, int peer, int n)
+{
+    kp_op *op = push(s, KP_OP_WAIT);
+    if (op) {
+        op->u.wait.peer = peer;
+        op->u.wait.n = n;
+    }
+}
+
+void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len)
+{
+    if (bad_len(s, soff, len) || bad_len(s, doff, len) || len == 0)
+        return;
+    kp_op *op = push(s, KP_OP_PEER_READ);
+    if (op) {
+        op->u.peer_read.peer = peer;
+        op->u.peer_read.src = (kp_region){sbuf, soff, len};
+        op->u.peer_read.dst = (kp_region){dbuf, doff, len};
+    }
+}
+
+int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
+{
+    memset(L, 0, sizeof(*L));
+    L->P = P;
+    L->cma = cma;
+    L->node_of = malloc((size_t)P * sizeof(int));
+    L->local = malloc((size_t)P * sizeof(int));
+    L->node_start = calloc((size_t)P + 2, sizeof(int));
+    L->node_ranks = malloc((size_t)P * sizeof(int));
+    if (!L->node_of || !L->local || !L->node_start || !L->node_ranks) {
+        kp_layout_free(L);
+        return -1;
+    }
+    /* number nodes in order of their lowest rank */
+    for (int r = 0; r < P; r++) {
+        int n = -1;
+        for (int q = 0; q < r && n < 0; q++)
+            if (node_id[q] == node_id[r])
+                n = L->node_of[q];
+        L->node_of[r] = n >= 0 ? n : L->nnodes++;
+    }
+    for (int r = 0; r < P; r++)
+        L->node_start[L->node_of[r] + 1]++;
+    for (int n = 0; n < L->nnodes; n++)
+        L->node_start[n + 1] += L->node_start[n];
+    int *fill = calloc((size_t)L->nnodes + 1, sizeof(int));
+    if (!fill) {
+        kp_layout_free(L);
+        return -1;
+    }
+    for (int r = 0; r < P; r++) {
+        int n = L->node_of[r];
+        L->local[r] = fill[n];
+        L->node_ranks[L->node_start[n] + fill[n]++] = r;
+    }
+    free(fill);
+    return 0;
+}
+
+void kp_layout_free(kp_layout *L)
+{
+    free(L->node_of);
+    free(L->local);
+    free(L->node_start);
+    free(L->node_ranks);
+    memset(L, 0, sizeof(*L));
+}
+
 void kp_sched_next_round(kp_sched *s)
 {
     /* only advance when the current round holds something */
@@ -182,6 +270,7 @@ static const char *bufname(int b)
     case KP_BUF_SEND: return "send";
     case KP_BUF_RECV: return "recv";
     case KP_BUF_SCRATCH: return "scratch";
+    case KP_BUF_SHM: return "shm";
     default: return "?";
     }
 }
@@ -210,6 +299,18 @@ void kp_sched_dump(const kp_sched *s, FILE *out)
             fprintf(out, "    copy %s[%lld..+%lld] -> %s[%lld]\n", bufname(op->u.copy.src.buf),
                     (long long)op->u.copy.src.off, (long long)op->u.copy.src.len,
                     bufname(op->u.copy.dst.buf), (long long)op->u.copy.dst.off);
+            break;
+        case KP_OP_POST:
+            fprintf(out, "    post %d\n", op->u.post.n);
+            break;
+        case KP_OP_WAIT:
+            fprintf(out, "    wait for post %d of %d\n", op->u.wait.n, op->u.wait.peer);
+            break;
+        case KP_OP_PEER_READ:
+            fprintf(out, "    peer-read %d:%s[%lld..+%lld] -> %s[%lld]\n", op->u.peer_read.peer,
+                    bufname(op->u.peer_read.src.buf), (long long)op->u.peer_read.src.off,
+                    (long long)op->u.peer_read.src.len, bufname(op->u.peer_read.dst.buf),
+                    (long long)op->u.peer_read.dst.off);
             break;
         }
     }

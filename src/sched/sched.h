@@ -12,6 +12,23 @@
  *  - Zero-length operations are never stored: the helpers drop them, so a
  *    schedule for 0 bytes is empty and needs no communication.
  *
+ * Shared memory (ranks of one node, see kp_layout):
+ *  - KP_BUF_SHM is the node's shared segment: every rank of the node sees the
+ *    same bytes at the same offsets. The executor alternates two halves of
+ *    the segment between consecutive calls (call parity), so a schedule
+ *    describes one call's half (sched.shm_bytes, equal on a node's ranks).
+ *  - POST publishes "every operation of my earlier rounds is complete" as
+ *    this rank's n-th post of the call (n = 1, 2, ... in order); WAIT(q, n)
+ *    completes once rank q (same node) has made its n-th post of this call.
+ *    Posts are single-writer flags with release/acquire ordering.
+ *  - PEER_READ copies from a region of a peer's (same node) send or receive
+ *    buffer into one of this rank's buffers (Linux cross-memory attach). The
+ *    peer's buffer addresses are published with its first post of the call.
+ *  - The checker simulates three consecutive calls of such schedules and
+ *    reports any pair of accesses by different ranks to shared bytes (or to
+ *    a buffer a peer reads) that is not ordered by posts/waits or messages,
+ *    including accesses after the owner returned from the call.
+ *
  * Builders are pure functions of (rank, P, bytes, parameters): they never
  * call MPI and never see a pointer.
  */
@@ -25,6 +42,7 @@ enum kp_buf {
     KP_BUF_SEND = 0,    /* the user's send buffer (bytes long) */
     KP_BUF_RECV = 1,    /* the user's receive buffer (P * bytes long) */
     KP_BUF_SCRATCH = 2, /* scratch owned by the plan (sched.scratch_bytes) */
+    KP_BUF_SHM = 3,     /* the node's shared segment (sched.shm_bytes per call) */
     KP_BUF_COUNT
 };
 
@@ -34,7 +52,14 @@ typedef struct kp_region {
     int64_t len; /* byte length (> 0 in a stored operation) */
 } kp_region;
 
-enum kp_opkind { KP_OP_SEND = 0, KP_OP_RECV = 1, KP_OP_COPY = 2 };
+enum kp_opkind {
+    KP_OP_SEND = 0,
+    KP_OP_RECV = 1,
+    KP_OP_COPY = 2,
+    KP_OP_POST = 3,     /* shared memory: publish my n-th post of the call */
+    KP_OP_WAIT = 4,     /* shared memory: wait for peer's n-th post */
+    KP_OP_PEER_READ = 5 /* single copy from a peer's send/recv buffer */
+};
 
 typedef struct kp_op {
     int kind; /* enum kp_opkind */
@@ -43,8 +68,42 @@ typedef struct kp_op {
         struct { int peer; kp_region src; } send;
         struct { int peer; kp_region dst; } recv;
         struct { kp_region src; kp_region dst; } copy;
+        struct { int n; } post;
+        struct { int peer; int n; } wait;
+        struct { int peer; kp_region src; kp_region dst; } peer_read; /* src in the peer's buffers */
     } u;
 } kp_op;
+
+/*
+ * Node layout: which ranks share a node (real or emulated). Built from a
+ * node id per rank; nodes are numbered in order of their lowest rank, and a
+ * node's ranks are ordered by rank (local index 0 is the leader).
+ */
+typedef struct kp_layout {
+    int P, nnodes;
+    int *node_of;    /* [P] node of each rank */
+    int *local;      /* [P] index of each rank within its node */
+    int *node_start; /* [nnodes + 1] offsets into node_ranks */
+    int *node_ranks; /* [P] ranks of node n: node_ranks[node_start[n] .. node_start[n+1]) */
+    int cma;         /* 1: single-copy peer reads work between a node's ranks */
+} kp_layout;
+
+/* Build a layout from node ids (any integers; equal id = same node).
+ * Returns 0, or -1 when out of memory. */
+int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma);
+void kp_layout_free(kp_layout *L);
+static inline int kp_layout_node_size(const kp_layout *L, int node)
+{
+    return L->node_start[node + 1] - L->node_start[node];
+}
+static inline int kp_layout_rank(const kp_layout *L, int node, int local)
+{
+    return L->node_ranks[L->node_start[node] + local];
+}
+static inline int kp_layout_leader(const kp_layout *L, int node)
+{
+    return L->node_ranks[L->node_start[node]];
+}
 
 /* Algorithm parameters; 0 means "not given" and lets the builder choose
  * its documented default. */
@@ -63,6 +122,9 @@ typedef struct kp_sched {
                             * root's block; all-to-all: the whole buffer) */
     int64_t bytes;         /* per-rank block size */
     int64_t scratch_bytes; /* scratch the plan must provide */
+    int64_t shm_bytes;     /* node segment bytes one call uses (same on a node) */
+    const kp_layout *layout; /* node layout (NULL: every rank its own node) */
+    int nposts;            /* posts emitted so far */
     int nrounds;           /* rounds 0 .. nrounds-1 (some may be empty) */
     int cur_round;         /* round new operations go into */
     int nops, cap;
@@ -95,6 +157,11 @@ void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, 
 void kp_sched_next_round(kp_sched *s);
 /* Scratch: make sure the plan provides at least n bytes. */
 void kp_sched_need_scratch(kp_sched *s, int64_t n);
+/* Shared memory: segment size, post (returns its number n), wait, peer read. */
+void kp_sched_need_shm(kp_sched *s, int64_t n);
+int kp_sched_post(kp_sched *s);
+void kp_sched_wait(kp_sched *s, int peer, int n);
+void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
 /* Refuse: record why this algorithm cannot build (printf-like); returns code. */
 int kp_sched_refuse(kp_sched *s, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

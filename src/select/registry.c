@@ -176,6 +176,12 @@ int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64
 int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, int root, int inplace,
                      kp_sched *s)
 {
+    return kp_algo_build_on(a, prm, NULL, rank, P, bytes, root, inplace, s);
+}
+
+int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
+                     int root, int inplace, kp_sched *s)
+{
     kp_params p = a->defaults;
     if (prm) {
         if ((a->params & KP_PARAM_K) && prm->k)
@@ -186,6 +192,7 @@ int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, in
             p.n = prm->n;
     }
     kp_sched_init_coll(s, a->coll, rank, P, bytes, root, inplace);
+    s->layout = L;
     if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1) ||
         ((a->params & KP_PARAM_N) && p.n < 1))
         return kp_sched_refuse(s, KP_ERR_PARAM, "%s: parameters must be >= 1 (k=%d, C=%d, n=%d)", a->name, p.k, p.C,

@@ -40,9 +40,9 @@
  *   otherwise (e = P - R > 0 folded ranks), two more steps:
  *                 T = (n + [c >= 2] + 2) * ts
  *                   + (1 + sum_{i=0..n-1} B_i + [c >= 2] B_n + P) * m * tau
- *                 with B_i = ceil((k+1)^i * P / R) <= 2 (k+1)^i, the largest
- *                 range a leader holds before step i (fold: 1 block, unfold:
- *                 P blocks).
+ *                 where B_i <= ceil((k+1)^i * P / R) <= 2 (k+1)^i is the
+ *                 largest range a leader holds before step i (fold: 1 block,
+ *                 unfold: P blocks).
  *   Steps: ceil(log_{k+1} P) when P = c*(k+1)^n, else
  *          floor(log_{k+1} P) + [c >= 2] + 2.
  * Memory: no scratch. Restrictions: none (any P >= 1, any k >= 1).

@@ -17,11 +17,12 @@
  * only, so p skips signalling q exactly when q skips waiting for p. With
  * n = 1 no distance is ever skipped and this is the dissemination barrier.
  *
- * Paper: T. Hoefler, T. Mehlan, F. Mietke and W. Rehm, "A Survey of Barrier
- * Algorithms for Coarse Grained Supercomputers" / "n-way dissemination"
- * slides ("speer_i = (p + i*(n+1)^r) mod P, rpeer_i = (p - i*(n+1)^r) mod P");
- * it exploits hardware (InfiniBand) that sends to several hosts at once
- * about as fast as to one.
+ * Paper: T. Hoefler, "n-way Dissemination: A new Barrier Algorithm for
+ * InfiniBand" (slides; speer_i = (p + i*(n+1)^r) mod P, rpeer_i =
+ * (p - i*(n+1)^r) mod P, i = 1..n), published as T. Hoefler, T. Mehlan,
+ * F. Mietke and W. Rehm, "Fast Barrier Synchronization for InfiniBand",
+ * CAC 2006. It exploits networks that send to several hosts at once about
+ * as fast as to one (the slides' 1:n n:1 benchmark).
  *
  * Cost (Hockney, n-port, zero-byte messages): T = ceil(log_{n+1} P) * ts.
  * LogP, the n signals of a round leaving max(g, o) apart:

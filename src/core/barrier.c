@@ -1,0 +1,21 @@
+/*
+ * kp_barrier: MPI_Barrier semantics. The plan is a schedule of zero-byte
+ * signals (no buffers); it runs on kport's private communicator.
+ */
+#include "core/core.h"
+
+int kp_barrier(MPI_Comm comm)
+{
+    static const char fn[] = "kp_barrier";
+    int rc;
+    if ((rc = kp_settings_load()) || (rc = kp_check_comm(fn, comm)))
+        return rc;
+    kp_comm *c;
+    if ((rc = kp_comm_get(comm, &c)))
+        return rc;
+    kp_plan *pl;
+    if ((rc = kp_select_plan(c, KP_COLL_BARRIER, 0, 0, 0, &pl)))
+        return rc;
+    kp_set_last_algorithm(KP_COLL_BARRIER, pl->name);
+    return kp_exec_p2p(pl, c->comm, NULL, NULL);
+}
