@@ -12,6 +12,8 @@
 #define KP_PARAM_K 0x1u
 #define KP_PARAM_C 0x2u
 #define KP_PARAM_N 0x4u
+#define KP_PARAM_TREE 0x8u
+#define KP_PARAM_CHUNK 0x10u
 
 /* A builder appends rank s->rank's operations for (s->P, s->bytes) to s,
  * which the caller has initialised with kp_sched_init. Parameters arrive
@@ -37,13 +39,24 @@ int kp_allgather_bruck_build(kp_sched *s, const kp_params *prm);
 int kp_allgather_concurrent_exchange_build(kp_sched *s, const kp_params *prm);
 int kp_allgather_concurrent_exchange_split_build(kp_sched *s, const kp_params *prm);
 
+/* Shared-memory and hierarchical (SMP-aware) all-gather builders; they use
+ * s->layout (NULL means every rank is its own node). */
+int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm);
+int64_t kp_shm_flat_chunk(int64_t bytes, const kp_params *prm); /* the pipelining chunk it uses */
+int kp_allgather_shm_single_copy_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_smp_gather_bcast_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_smp_direct_build(kp_sched *s, const kp_params *prm);
+int kp_allgather_smp_bruck_build(kp_sched *s, const kp_params *prm);
+
 /* Barrier builders (src/algo/barrier/<name>.c): zero-byte signals only. */
 int kp_barrier_dissemination_build(kp_sched *s, const kp_params *prm);
 int kp_barrier_nway_dissemination_build(kp_sched *s, const kp_params *prm);
+int kp_barrier_smp_build(kp_sched *s, const kp_params *prm);
 
 /* Gather builders (src/algo/gather/<name>.c); s->root is the root. */
 int kp_gather_binomial_build(kp_sched *s, const kp_params *prm);
 int kp_gather_direct_build(kp_sched *s, const kp_params *prm);
+int kp_gather_smp_build(kp_sched *s, const kp_params *prm);
 
 /* All-to-all builders (src/algo/alltoall/<name>.c); send and receive
  * buffers are P * bytes; s->inplace: the send buffer IS the receive buffer. */

@@ -6,21 +6,31 @@
  */
 #include "core/core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int keyval = MPI_KEYVAL_INVALID;
 static int hooked; /* finalize hook registered on MPI_COMM_SELF */
 static kp_comm *live; /* every live state, to release at finalize */
+/* one-entry cache in front of MPI_Comm_get_attr: most programs call
+ * collectives on one communicator; cleared when that state is freed */
+static MPI_Comm hot_comm = MPI_COMM_NULL;
+static kp_comm *hot_state;
 
 static void state_free(kp_comm *c)
 {
+    if (hot_state == c) {
+        hot_state = NULL;
+        hot_comm = MPI_COMM_NULL;
+    }
     while (c->plans) {
         kp_plan *n = c->plans->next;
         kp_plan_free(c->plans);
         c->plans = n;
     }
     free(c->stage);
+    kp_topo_free(c);
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin && c->comm != MPI_COMM_NULL)
@@ -82,10 +92,15 @@ int kp_comm_get(MPI_Comm comm, kp_comm **out)
 {
     void *attr;
     int found = 0;
+    if (hot_state && comm == hot_comm) {
+        *out = hot_state;
+        return KP_SUCCESS;
+    }
     if (keyval != MPI_KEYVAL_INVALID) {
         MPI_Comm_get_attr(comm, keyval, &attr, &found);
         if (found) {
-            *out = attr;
+            *out = hot_state = attr;
+            hot_comm = comm;
             return KP_SUCCESS;
         }
     }
@@ -103,6 +118,14 @@ int kp_comm_get(MPI_Comm comm, kp_comm **out)
         return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
     }
     MPI_Comm_set_name(c->comm, "kport private");
+    if ((rc = kp_topo_init(c))) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s", kp_last_error());
+        kp_topo_free(c);
+        MPI_Comm_free(&c->comm);
+        free(c);
+        return kp_error(rc, "%s", msg);
+    }
     c->gnext = live;
     if (live)
         live->gprev = c;
@@ -111,7 +134,8 @@ int kp_comm_get(MPI_Comm comm, kp_comm **out)
         state_free(c);
         return kp_error(KP_ERR_MPI, "MPI_Comm_set_attr failed");
     }
-    *out = c;
+    *out = hot_state = c;
+    hot_comm = comm;
     return KP_SUCCESS;
 }
 

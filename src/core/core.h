@@ -7,6 +7,7 @@
 #include "kport.h"
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* ---- errors (error.c) ---- */
@@ -43,7 +44,26 @@ typedef struct kp_plan {
     void *scratch;
     MPI_Request *reqs;
     int maxreq;            /* requests one round may need */
+    int uses_shm;          /* has shared-memory operations (posts, waits, segment) */
+    int peer_reads;        /* has single-copy peer reads: publish buffer addresses */
+    struct kp_comm *owner;
 } kp_plan;
+
+/* ---- shared memory (exec/shm.c) ---- */
+typedef struct kp_shm_slot { /* one per rank of the node, own cache lines */
+    _Atomic uint64_t flag;   /* (call sequence << 20) | post number; single writer */
+    uint64_t pid;
+    uint64_t addr[2];        /* this call's send and receive buffer addresses */
+    char pad[128 - 4 * sizeof(uint64_t)];
+} kp_shm_slot;
+
+typedef struct kp_shm {
+    MPI_Win win;
+    char *base;              /* segment: slots, then two halves of data */
+    kp_shm_slot *slots;      /* [node size] */
+    char *data;              /* 2 * half bytes */
+    int64_t half;
+} kp_shm;
 
 /* ---- per-communicator state (comm.c) ---- */
 typedef struct kp_comm {
@@ -55,6 +75,17 @@ typedef struct kp_comm {
     void *stage;     /* staging for non-contiguous datatypes */
     int64_t stage_bytes;
     struct kp_comm *gnext, *gprev; /* all live states */
+    /* topology (topo/topo.c) */
+    kp_layout layout;   /* node of every rank (real or emulated nodes) */
+    MPI_Comm node;      /* ranks of my node, ordered by rank */
+    MPI_Comm leaders;   /* node leaders (MPI_COMM_NULL on other ranks) */
+    int local, node_size;
+    int oversub;        /* more ranks on this machine than cores: yield when waiting */
+    kp_shm shm;
+    uint64_t seq;       /* collective calls executed on this communicator */
+    /* the plan the previous call of each collective ran, for the fast path */
+    kp_plan *last[KP_COLL_COUNT];
+    unsigned last_gen[KP_COLL_COUNT];
 } kp_comm;
 
 /* Look up (or create on first use) kport's state for comm. Collective on
@@ -68,6 +99,19 @@ int kp_comm_stage(kp_comm *c, int64_t n, void **out);
 int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root, int inplace,
                 kp_plan **out);
 void kp_plan_free(kp_plan *pl);
+
+/* ---- topology (topo/topo.c) and shared memory (exec/shm.c) ---- */
+/* Node layout from MPI_COMM_TYPE_SHARED and the emulation variables
+ * KPORT_NODE_SIZE, KPORT_NODE_MAP (block | cyclic | explicit list of node
+ * ids, one per rank of MPI_COMM_WORLD), KPORT_CMA; creates the node and
+ * leaders' communicators and the shared segment. Collective. */
+int kp_topo_init(kp_comm *c);
+void kp_topo_free(kp_comm *c);
+/* Make the segment's halves at least `half` bytes (collective on the node). */
+int kp_shm_reserve(kp_comm *c, int64_t half);
+/* Spin, then back off and yield, until *flag >= target; progresses the
+ * requests reqs[0..n) meanwhile. */
+void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n);
 
 /* ---- executor (exec/p2p.c) ---- */
 /* Run a plan: sbuf is the send buffer's first byte (for MPI_IN_PLACE pass

@@ -1,16 +1,26 @@
 /*
- * MPI point-to-point executor. Walks the schedule round by round: posts the
- * round's receives, then its sends (both nonblocking, in schedule order, so
- * MPI's non-overtaking rule matches them as the checker assumes), runs its
- * local copies while the messages fly, then waits for the round. Messages
- * above 2^30 bytes go as several MPI messages of at most 2^30 bytes.
+ * The executor: MPI point-to-point plus the node's shared memory.
+ *
+ * Walks the schedule round by round. In each round it first publishes the
+ * round's posts (they announce that all earlier rounds are complete), posts
+ * the receives and then the sends (nonblocking, in schedule order, so MPI's
+ * non-overtaking rule matches them as the checker assumes), runs the local
+ * and shared-memory copies and single-copy peer reads while the messages
+ * fly, waits for the peers' posts the round asks for (spinning, then
+ * yielding, and progressing this round's messages meanwhile), and finally
+ * waits for the round's messages. Messages above 2^30 bytes go as several
+ * MPI messages of at most 2^30 bytes.
  */
+#define _GNU_SOURCE
 #include "core/core.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #define KP_CHUNK ((int64_t)1 << 30)
 #define KP_TAG 7001
+#define KP_SEQ_SHIFT 20
 
 static int post(char *p, int64_t len, int peer, int is_send, MPI_Comm comm, MPI_Request *reqs, int *n)
 {
@@ -28,16 +38,53 @@ static int post(char *p, int64_t len, int peer, int is_send, MPI_Comm comm, MPI_
     return KP_SUCCESS;
 }
 
+/* single copy from a peer's buffer (Linux cross-memory attach) */
+static int peer_read(kp_comm *c, const kp_op *op, char *dst)
+{
+    const kp_shm_slot *ps = &c->shm.slots[c->layout.local[op->u.peer_read.peer]];
+    const kp_region *src = &op->u.peer_read.src;
+    uint64_t base = ps->addr[src->buf == KP_BUF_SEND ? 0 : 1];
+    int64_t done = 0;
+    while (done < src->len) {
+        struct iovec l = {dst + done, (size_t)(src->len - done)};
+        struct iovec r = {(void *)(uintptr_t)(base + (uint64_t)(src->off + done)), (size_t)(src->len - done)};
+        ssize_t n = process_vm_readv((pid_t)ps->pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return kp_error(KP_ERR_INTERNAL, "process_vm_readv of %lld bytes from rank %d failed: %s",
+                            (long long)(src->len - done), op->u.peer_read.peer, n < 0 ? strerror(errno) : "no data");
+        done += n;
+    }
+    return KP_SUCCESS;
+}
+
 int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
 {
     const kp_sched *s = &pl->sched;
-    char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch};
+    kp_comm *c = pl->owner;
+    const uint64_t seq = ++c->seq;
+    char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch, NULL};
+    kp_shm_slot *me = NULL;
+    int rc = KP_SUCCESS;
+    if (pl->uses_shm) {
+        if ((rc = kp_shm_reserve(c, s->shm_bytes)))
+            return rc;
+        base[KP_BUF_SHM] = c->shm.data + (seq & 1) * c->shm.half;
+        me = &c->shm.slots[c->local];
+        if (pl->peer_reads) { /* published by the first post's release */
+            me->addr[0] = (uint64_t)(uintptr_t)sbuf;
+            me->addr[1] = (uint64_t)(uintptr_t)rbuf;
+        }
+    }
     const kp_op *ops = s->ops;
-    int i = 0, rc = KP_SUCCESS;
+    int i = 0;
     while (i < s->nops) {
         int round = ops[i].round, end = i, n = 0;
         while (end < s->nops && ops[end].round == round)
             end++;
+        for (int j = i; j < end; j++)
+            if (ops[j].kind == KP_OP_POST)
+                atomic_store_explicit(&me->flag, (seq << KP_SEQ_SHIFT) | (uint64_t)ops[j].u.post.n,
+                                      memory_order_release);
         for (int j = i; j < end && !rc; j++)
             if (ops[j].kind == KP_OP_RECV)
                 rc = post(base[ops[j].u.recv.dst.buf] + ops[j].u.recv.dst.off, ops[j].u.recv.dst.len,
@@ -46,14 +93,20 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
             if (ops[j].kind == KP_OP_SEND)
                 rc = post(base[ops[j].u.send.src.buf] + ops[j].u.send.src.off, ops[j].u.send.src.len,
                           ops[j].u.send.peer, 1, comm, pl->reqs, &n);
-        for (int j = i; j < end; j++) {
-            if (ops[j].kind != KP_OP_COPY)
-                continue;
-            const char *src = base[ops[j].u.copy.src.buf] + ops[j].u.copy.src.off;
-            char *dst = base[ops[j].u.copy.dst.buf] + ops[j].u.copy.dst.off;
-            if (src != dst)
-                memcpy(dst, src, (size_t)ops[j].u.copy.src.len);
+        for (int j = i; j < end && !rc; j++) {
+            if (ops[j].kind == KP_OP_COPY) {
+                const char *src = base[ops[j].u.copy.src.buf] + ops[j].u.copy.src.off;
+                char *dst = base[ops[j].u.copy.dst.buf] + ops[j].u.copy.dst.off;
+                if (src != dst)
+                    memcpy(dst, src, (size_t)ops[j].u.copy.src.len);
+            } else if (ops[j].kind == KP_OP_PEER_READ) {
+                rc = peer_read(c, &ops[j], base[ops[j].u.peer_read.dst.buf] + ops[j].u.peer_read.dst.off);
+            }
         }
+        for (int j = i; j < end && !rc; j++)
+            if (ops[j].kind == KP_OP_WAIT)
+                kp_shm_wait(c, &c->shm.slots[c->layout.local[ops[j].u.wait.peer]].flag,
+                            (seq << KP_SEQ_SHIFT) | (uint64_t)ops[j].u.wait.n, pl->reqs, n);
         if (n > 0 && MPI_Waitall(n, pl->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS && !rc)
             rc = kp_error(KP_ERR_MPI, "MPI_Waitall failed in round %d", round);
         if (rc)

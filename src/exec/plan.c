@@ -41,10 +41,11 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     pl->algo = a;
     pl->prm = *prm;
     pl->bytes = bytes;
+    pl->owner = c;
     pl->root = root;
     pl->inplace = inplace;
     kp_algo_format(a, prm, pl->name, sizeof(pl->name));
-    int rc = kp_algo_build_ex(a, prm, c->rank, c->size, bytes, root, inplace, &pl->sched);
+    int rc = kp_algo_build_on(a, prm, &c->layout, c->rank, c->size, bytes, root, inplace, &pl->sched);
     if (rc == KP_ERR_NOMEM || rc == KP_ERR_INTERNAL) {
         rc = kp_error(rc, "%s: %s", pl->name, pl->sched.errmsg);
         kp_plan_free(pl);
@@ -60,10 +61,16 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     }
     /* requests: the largest round, counting chunks of huge messages */
     int64_t cur = 0, best = 0;
+    pl->uses_shm = pl->sched.shm_bytes > 0;
     for (int i = 0; i < pl->sched.nops; i++) {
         const kp_op *op = &pl->sched.ops[i];
         if (i > 0 && op->round != pl->sched.ops[i - 1].round)
             cur = 0;
+        if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
+            (op->kind == KP_OP_COPY && (op->u.copy.src.buf == KP_BUF_SHM || op->u.copy.dst.buf == KP_BUF_SHM)))
+            pl->uses_shm = 1;
+        if (op->kind == KP_OP_PEER_READ)
+            pl->peer_reads = 1;
         if (op->kind == KP_OP_SEND)
             cur += nchunks(op->u.send.src.len);
         else if (op->kind == KP_OP_RECV)
@@ -113,6 +120,9 @@ int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, in
     if (c->nplans >= KP_PLAN_CACHE_MAX && last) { /* evict the least recently used */
         kp_plan *old = *last;
         *last = NULL;
+        for (int k = 0; k < KP_COLL_COUNT; k++)
+            if (c->last[k] == old)
+                c->last[k] = NULL;
         kp_plan_free(old);
         c->nplans--;
     }

@@ -6,10 +6,12 @@
  * Defines MPI_Allgather, MPI_Gather, MPI_Alltoall and MPI_Barrier through
  * the MPI profiling interface: the preloaded definitions take precedence over
  * the MPI library's, and whatever kport does not handle goes unchanged to
- * the PMPI_ function of the same name. kport's own code uses only
- * point-to-point and communicator functions, never these four collectives,
- * so nothing recurses. Only the four MPI_ symbols are exported (pmpi.map):
- * the kport copy inside this library is private to it.
+ * the PMPI_ function of the same name. Only the four MPI_ symbols are
+ * exported (pmpi.map): the kport copy inside this library is private to it.
+ * kport's internals should call PMPI_ for these collectives; should one call
+ * MPI_Barrier & co. anyway while a kport call runs on this thread, the
+ * wrapper sees it (a thread-local flag) and sends it straight to PMPI_
+ * instead of recursing into kport.
  *
  * Routing, decided identically on every rank of the communicator (from the
  * environment, which mpirun gives every rank, and from arguments MPI requires
@@ -149,6 +151,9 @@ static void announce_pmpi(int coll, MPI_Comm comm, const char *key, const char *
 
 /* ---- routing -------------------------------------------------------------- */
 
+/* set while this thread runs a kp_* call: nested calls go to PMPI_ */
+static _Thread_local int in_kport;
+
 enum route { ROUTE_KPORT, ROUTE_DISABLED, ROUTE_INTER, ROUTE_BADCOMM };
 
 static enum route route(int coll, MPI_Comm comm)
@@ -232,9 +237,13 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
     const int coll = KP_COLL_ALLGATHER;
+    if (in_kport) /* kport itself calling */
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     enum route r = route(coll, comm);
     if (r == ROUTE_KPORT) {
+        in_kport = 1;
         int rc = kp_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        in_kport = 0;
         if (rc == KP_SUCCESS) {
             if (verbose)
                 announce_served(coll, comm, no_data(recvcount, recvtype));
@@ -252,9 +261,13 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const int coll = KP_COLL_GATHER;
+    if (in_kport) /* kport itself calling */
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     enum route r = route(coll, comm);
     if (r == ROUTE_KPORT) {
+        in_kport = 1;
         int rc = kp_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        in_kport = 0;
         if (rc == KP_SUCCESS) {
             if (verbose)
                 announce_served(coll, comm,
@@ -273,9 +286,13 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, MPI_Comm comm)
 {
     const int coll = KP_COLL_ALLTOALL;
+    if (in_kport) /* kport itself calling */
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     enum route r = route(coll, comm);
     if (r == ROUTE_KPORT) {
+        in_kport = 1;
         int rc = kp_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        in_kport = 0;
         if (rc == KP_SUCCESS) {
             if (verbose)
                 announce_served(coll, comm, no_data(recvcount, recvtype));
@@ -292,9 +309,13 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Barrier(MPI_Comm comm)
 {
     const int coll = KP_COLL_BARRIER;
+    if (in_kport) /* kport itself calling */
+        return PMPI_Barrier(comm);
     enum route r = route(coll, comm);
     if (r == ROUTE_KPORT) {
+        in_kport = 1;
         int rc = kp_barrier(comm);
+        in_kport = 0;
         if (rc == KP_SUCCESS) {
             if (verbose)
                 announce_served(coll, comm, 0);

@@ -111,6 +111,8 @@ typedef struct kp_params {
     int k; /* ports: messages in flight per step */
     int C; /* concurrency index */
     int n; /* peers per round (n-way dissemination) */
+    int tree;     /* hierarchical gathers: 1 = binomial tree among leaders, 2 = direct */
+    int chunk_kb; /* shared-memory pipelining: chunk size in KiB */
 } kp_params;
 
 typedef struct kp_sched {

@@ -28,15 +28,29 @@ static const kp_algo registry[] = {
      "C groups, log2(P/C) pairwise steps plus sends to the peer-of-pair in every other group"},
     {"concurrent_exchange_split", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_split_build, KP_PARAM_C,
      {.C = 2}, "C = 2: half of every exchange to the pair, half to the co-pair"},
+    {"shm_flat", KP_COLL_ALLGATHER, kp_allgather_shm_flat_build, KP_PARAM_CHUNK, {.chunk_kb = 0},
+     "one node: blocks through the shared segment, pipelined in chunks (chunk_kb=0: automatic)"},
+    {"shm_single_copy", KP_COLL_ALLGATHER, kp_allgather_shm_single_copy_build, 0, {0},
+     "one node: every rank reads its peers' send buffers directly (cross-memory attach)"},
+    {"smp_gather_bcast", KP_COLL_ALLGATHER, kp_allgather_smp_gather_bcast_build, KP_PARAM_TREE, {.tree = 1},
+     "shared-memory gather per node, leaders gather (tree=1 binomial, tree=2 direct), broadcast"},
+    {"smp_direct", KP_COLL_ALLGATHER, kp_allgather_smp_direct_build, KP_PARAM_K, {.k = 2},
+     "shared-memory gather, leaders' k-port Direct, shared-memory broadcast, copy-out overlapped"},
+    {"smp_bruck", KP_COLL_ALLGATHER, kp_allgather_smp_bruck_build, KP_PARAM_K, {.k = 2},
+     "shared-memory gather, leaders' k-port Bruck placing blocks directly, shared-memory broadcast"},
     /* barrier */
     {"dissemination", KP_COLL_BARRIER, kp_barrier_dissemination_build, 0, {0},
      "ceil(log2 P) rounds, peer (p + 2^r) mod P"},
     {"nway_dissemination", KP_COLL_BARRIER, kp_barrier_nway_dissemination_build, KP_PARAM_N, {.n = 2},
      "ceil(log_{n+1} P) rounds, n peers (p + i (n+1)^r) mod P"},
+    {"smp", KP_COLL_BARRIER, kp_barrier_smp_build, KP_PARAM_N, {.n = 2},
+     "shared-memory arrival/release per node, n-way dissemination among leaders"},
     /* gather */
     {"binomial", KP_COLL_GATHER, kp_gather_binomial_build, 0, {0}, "binomial tree towards the root, log2 P steps"},
     {"direct", KP_COLL_GATHER, kp_gather_direct_build, KP_PARAM_K, {.k = 2},
      "k-port Direct: every rank sends to the root, k in flight at the root"},
+    {"smp", KP_COLL_GATHER, kp_gather_smp_build, 0, {0},
+     "shared-memory gather per node, leaders send node blocks to the root"},
     /* all-to-all */
     {"pairwise", KP_COLL_ALLTOALL, kp_alltoall_pairwise_build, 0, {0}, "P-1 steps of pairwise exchange"},
     {"direct", KP_COLL_ALLTOALL, kp_alltoall_direct_build, KP_PARAM_K, {.k = 2},
@@ -136,15 +150,26 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
         } else if (strcmp(tok, "n") == 0) {
             slot = &prm->n;
             bit = KP_PARAM_N;
+        } else if (strcmp(tok, "tree") == 0) {
+            slot = &prm->tree;
+            bit = KP_PARAM_TREE;
+        } else if (strcmp(tok, "chunk_kb") == 0) {
+            slot = &prm->chunk_kb;
+            bit = KP_PARAM_CHUNK;
         }
         if (!slot || !(a->params & bit)) {
-            snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\"%s", a->name, tok,
-                     a->params == 0 ? " (it takes none)" : a->params == KP_PARAM_K ? " (it takes k)"
-                                                         : a->params == KP_PARAM_C ? " (it takes C)" : " (it takes n)");
+            static const char *pname[] = {"k", "C", "n", "tree", "chunk_kb"};
+            char takes[64] = "";
+            for (int b = 0, n = 0; b < 5; b++)
+                if (a->params & (1u << b))
+                    n += snprintf(takes + n, sizeof(takes) - (size_t)n, "%s%s", n ? ", " : "", pname[b]);
+            snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\" (it takes %s)", a->name, tok,
+                     takes[0] ? takes : "none");
             return KP_ERR_PARAM;
         }
-        if (parse_int(eq + 1, &v) || v < 1) {
-            snprintf(err, (size_t)errlen, "%s: %s=\"%s\" must be an integer >= 1", a->name, tok, eq + 1);
+        int lo = bit == KP_PARAM_CHUNK ? 0 : 1, hi = bit == KP_PARAM_TREE ? 2 : 1000000;
+        if (parse_int(eq + 1, &v) || v < lo || v > hi) {
+            snprintf(err, (size_t)errlen, "%s: %s=\"%s\" must be an integer in %d..%d", a->name, tok, eq + 1, lo, hi);
             return KP_ERR_PARAM;
         }
         *slot = v;
@@ -165,7 +190,12 @@ void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outle
     if ((a->params & KP_PARAM_C) && n < outlen)
         n += snprintf(out + n, (size_t)(outlen - n), "%sC=%d", (a->params & KP_PARAM_K) ? "," : ":", prm->C);
     if ((a->params & KP_PARAM_N) && n < outlen)
-        snprintf(out + n, (size_t)(outlen - n), "%sn=%d", (a->params & (KP_PARAM_K | KP_PARAM_C)) ? "," : ":", prm->n);
+        n += snprintf(out + n, (size_t)(outlen - n), "%sn=%d", (a->params & (KP_PARAM_K | KP_PARAM_C)) ? "," : ":",
+                      prm->n);
+    if ((a->params & KP_PARAM_TREE) && n < outlen)
+        n += snprintf(out + n, (size_t)(outlen - n), "%stree=%d", (a->params & 7u) ? "," : ":", prm->tree);
+    if ((a->params & KP_PARAM_CHUNK) && n < outlen)
+        snprintf(out + n, (size_t)(outlen - n), "%schunk_kb=%d", (a->params & 15u) ? "," : ":", prm->chunk_kb);
 }
 
 int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, kp_sched *s)
@@ -190,6 +220,10 @@ int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
             p.C = prm->C;
         if ((a->params & KP_PARAM_N) && prm->n)
             p.n = prm->n;
+        if ((a->params & KP_PARAM_TREE) && prm->tree)
+            p.tree = prm->tree;
+        if ((a->params & KP_PARAM_CHUNK) && prm->chunk_kb)
+            p.chunk_kb = prm->chunk_kb;
     }
     kp_sched_init_coll(s, a->coll, rank, P, bytes, root, inplace);
     s->layout = L;

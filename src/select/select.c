@@ -30,6 +30,7 @@ static struct {
     int verbose;
     int fallback;
     int fallback_set; /* by kp_set_fallback: overrides the environment */
+    unsigned gen; /* changes whenever a setting does: invalidates fast paths */
     int forced_set[KP_COLL_COUNT]; /* by kp_set_algorithm */
     const kp_algo *forced[KP_COLL_COUNT];
     kp_params forced_prm[KP_COLL_COUNT];
@@ -96,6 +97,7 @@ int kp_set_algorithm(enum kp_coll coll, const char *spec)
     st.forced_set[coll] = 1;
     st.forced[coll] = a;
     st.forced_prm[coll] = prm;
+    st.gen++;
     return KP_SUCCESS;
 }
 
@@ -105,16 +107,17 @@ int kp_set_fallback(enum kp_fallback policy)
         return kp_error(KP_ERR_PARAM, "kp_set_fallback: unknown policy %d", (int)policy);
     st.fallback = policy;
     st.fallback_set = 1;
+    st.gen++;
     return KP_SUCCESS;
 }
 
 int kp_select_forced(int coll, kp_choice *ch)
 {
-    memset(ch, 0, sizeof(*ch));
     ch->algo = st.forced[coll];
     ch->prm = st.forced_prm[coll];
     ch->forced = ch->algo != NULL;
-    if (ch->forced)
+    ch->why[0] = '\0';
+    if (ch->forced && st.verbose) /* formatted only when it will be printed */
         snprintf(ch->why, sizeof(ch->why), "forced by %s", st.forced_set[coll] ? "kp_set_algorithm" : coll_env[coll]);
     return KP_SUCCESS;
 }
@@ -125,8 +128,11 @@ static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const
 {
     ch->algo = kp_algo_find(coll, name);
     ch->prm = prm;
-    if (!ch->prm.k && !ch->prm.C && !ch->prm.n)
+    if (!ch->prm.k && !ch->prm.C && !ch->prm.n && !ch->prm.tree && !ch->prm.chunk_kb)
         ch->prm = ch->algo->defaults;
+    ch->why[0] = '\0';
+    if (!st.verbose) /* formatted only when it will be printed */
+        return;
     int n = snprintf(ch->why, sizeof(ch->why), "auto: ");
     va_list ap;
     va_start(ap, fmt);
@@ -195,6 +201,8 @@ const char *kp_algorithm_name(enum kp_coll coll, int i)
     return a ? a->name : NULL;
 }
 
+static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);
+
 static void say(kp_comm *c, const char *what, int coll, int64_t bytes, const char *name, const char *why)
 {
     if (c->rank == 0) {
@@ -205,6 +213,21 @@ static void say(kp_comm *c, const char *what, int coll, int64_t bytes, const cha
 }
 
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out)
+{
+    kp_plan *last = c->last[coll];
+    if (last && last->bytes == bytes && last->root == root && last->inplace == inplace && c->last_gen[coll] == st.gen) {
+        *out = last; /* the same call as the previous one: same choice */
+        return KP_SUCCESS;
+    }
+    int rc = select_plan(c, coll, bytes, root, inplace, out);
+    if (rc == KP_SUCCESS) {
+        c->last[coll] = *out;
+        c->last_gen[coll] = st.gen;
+    }
+    return rc;
+}
+
+static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out)
 {
     kp_choice ch;
     kp_plan *pl = NULL;
@@ -223,7 +246,8 @@ int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, k
             return KP_SUCCESS;
         }
         if (st.fallback == KP_FALLBACK_ERROR)
-            return kp_error(pl->refuse_code, "%s (%s) cannot apply: %s", pl->name, ch.why, pl->errmsg);
+            return kp_error(pl->refuse_code, "%s (forced by %s) cannot apply: %s", pl->name,
+                            st.forced_set[coll] ? "kp_set_algorithm" : coll_env[coll], pl->errmsg);
         if (st.fallback == KP_FALLBACK_WARN && !pl->announced && c->rank == 0) {
             fprintf(stderr, "kport: warning: %s cannot apply (%s); using the automatic choice\n", pl->name,
                     pl->errmsg);

@@ -1,0 +1,146 @@
+/*
+ * Shared pieces of the SMP-aware (hierarchical) builders: all-gather
+ * smp_gather_bcast / smp_direct / smp_bruck, barrier smp and gather smp.
+ *
+ * 1. A view of the node layout that also covers s->layout == NULL (every
+ *    rank its own node: node r = {r}, no shared memory needed), so builders
+ *    never allocate a trivial layout.
+ * 2. The all-gathers' shared-segment layout and their common phases.
+ *    The result area is the whole segment, P blocks in NODE ORDER: rank r's
+ *    block lives at position kp_smp_pos(r) = node_start[node_of[r]] +
+ *    local[r], so node n's blocks ("chunk n") are the contiguous positions
+ *    [node_start[n], node_start[n+1]) and any cyclic range of nodes is at
+ *    most two contiguous pieces of the segment.
+ *
+ *    Phase 1 (every rank): round 0 copies the own block send -> shm[pos];
+ *    round 1 makes post 1 and waits for post 1 of every other rank of the
+ *    node (nothing when the node has one rank).
+ *    Phase 2 (leaders only, builder-specific): MPI send/receive of chunks
+ *    straight from/to the segment at their node positions; the leader copies
+ *    its own chunk out in the round of its first MPI operation, every later
+ *    batch of received chunks in the round after it arrived, and makes post 2
+ *    ("the segment is complete") as soon as the last chunk has arrived.
+ *    Phase 3 (non-leaders): copy the own node's chunk out right after phase 1
+ *    (overlapping the leaders' inter-node transfers), wait for the leader's
+ *    post 2, copy the other chunks out. Copies out are coalesced: one copy
+ *    per run of positions holding consecutive ranks.
+ *
+ *    Why no rank can touch shared bytes out of order, also across calls
+ *    (the executor alternates the segment's halves, so call c+2 reuses call
+ *    c's half): within a call every read of a block follows its writer's
+ *    post (post 1 for own-node blocks, the leader's post 2 for received
+ *    chunks). Across calls, every rank's phase-1 post 1 in call c+1 is made
+ *    after it left call c, and every rank of the node waits for it (the
+ *    non-leaders' mutual waits; the leader's waits), so every write of call
+ *    c+2 -- a rank's copy in, or the leader's receives, which follow its
+ *    waits of call c+1 -- comes after every access of call c.
+ */
+#ifndef KP_ALGO_SMP_COMMON_H
+#define KP_ALGO_SMP_COMMON_H
+
+#include "algo/algo.h"
+#include "kport.h"
+
+/* ---- node layout view ------------------------------------------------------ */
+
+typedef struct kp_smp {
+    const kp_layout *L; /* NULL: every rank is its own node */
+    int P;
+} kp_smp;
+
+static inline kp_smp kp_smp_view(const kp_sched *s)
+{
+    kp_smp v = {s->layout, s->P};
+    return v;
+}
+
+/* refuse a layout built for another number of ranks; 0 when usable */
+static inline int kp_smp_validate(kp_sched *s, const char *name)
+{
+    if (s->layout && s->layout->P != s->P)
+        return kp_sched_refuse(s, KP_ERR_ARG, "%s: node layout is for %d ranks, the call has %d", name,
+                               s->layout->P, s->P);
+    return 0;
+}
+
+static inline int kp_smp_nnodes(const kp_smp *v) { return v->L ? v->L->nnodes : v->P; }
+static inline int kp_smp_node_of(const kp_smp *v, int r) { return v->L ? v->L->node_of[r] : r; }
+static inline int kp_smp_local(const kp_smp *v, int r) { return v->L ? v->L->local[r] : 0; }
+/* first position of node n (n = nnodes gives P) */
+static inline int kp_smp_start(const kp_smp *v, int n) { return v->L ? v->L->node_start[n] : n; }
+static inline int kp_smp_size(const kp_smp *v, int n) { return kp_smp_start(v, n + 1) - kp_smp_start(v, n); }
+/* the rank whose block lives at position pos (node order) */
+static inline int kp_smp_rank_at(const kp_smp *v, int pos) { return v->L ? v->L->node_ranks[pos] : pos; }
+static inline int kp_smp_rank(const kp_smp *v, int n, int l) { return kp_smp_rank_at(v, kp_smp_start(v, n) + l); }
+static inline int kp_smp_leader(const kp_smp *v, int n) { return kp_smp_rank(v, n, 0); }
+static inline int kp_smp_pos(const kp_smp *v, int r) { return kp_smp_start(v, kp_smp_node_of(v, r)) + kp_smp_local(v, r); }
+
+/* ---- all-gather phases ------------------------------------------------------- */
+
+/* copy positions [a, b) of the result area (segment) to their ranks' places
+ * in the receive buffer, one copy per run of positions with consecutive ranks */
+static inline void kp_smp_copy_out(kp_sched *s, const kp_smp *v, int a, int b)
+{
+    const int64_t m = s->bytes;
+    for (int lo = a, hi; lo < b; lo = hi) {
+        const int r0 = kp_smp_rank_at(v, lo);
+        for (hi = lo + 1; hi < b && kp_smp_rank_at(v, hi) == r0 + (hi - lo); hi++)
+            ;
+        kp_sched_copy(s, KP_BUF_SHM, (int64_t)lo * m, KP_BUF_RECV, (int64_t)r0 * m, (int64_t)(hi - lo) * m);
+    }
+}
+
+/* copy the chunks of the cyclic node range [a, a + cnt) (mod nnodes) out */
+static inline void kp_smp_copy_out_nodes(kp_sched *s, const kp_smp *v, int a, int cnt)
+{
+    const int N = kp_smp_nnodes(v), end = a + cnt;
+    kp_smp_copy_out(s, v, kp_smp_start(v, a), kp_smp_start(v, end < N ? end : N));
+    if (end > N)
+        kp_smp_copy_out(s, v, 0, kp_smp_start(v, end - N));
+}
+
+/* Phase 1 (rounds 0 and 1): own block into the segment, post 1, wait for
+ * post 1 of every other rank of the node. Sizes the segment. */
+static inline void kp_smp_ag_phase1(kp_sched *s, const kp_smp *v)
+{
+    const int me = s->rank, node = kp_smp_node_of(v, me), ns = kp_smp_size(v, node);
+    kp_sched_need_shm(s, (int64_t)s->P * s->bytes);
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)kp_smp_pos(v, me) * s->bytes, s->bytes);
+    kp_sched_next_round(s);
+    if (ns > 1) {
+        kp_sched_post(s); /* post 1: my block is in the segment */
+        for (int l = 0; l < ns; l++)
+            if (kp_smp_rank(v, node, l) != me)
+                kp_sched_wait(s, kp_smp_rank(v, node, l), 1);
+        kp_sched_next_round(s);
+    }
+}
+
+/* Post 2 of a leader: every chunk has arrived (nothing when alone on its
+ * node or when there is a single node: no one waits for it). Goes into the
+ * current round, i.e. after the round of the last receive. */
+static inline void kp_smp_ag_release(kp_sched *s, const kp_smp *v)
+{
+    const int node = kp_smp_node_of(v, s->rank);
+    if (kp_smp_size(v, node) > 1 && kp_smp_nnodes(v) > 1)
+        kp_sched_post(s);
+}
+
+/* Phases 1 and 3 of a non-leader: its whole schedule. */
+static inline int kp_smp_ag_nonleader(kp_sched *s, const kp_smp *v)
+{
+    const int node = kp_smp_node_of(v, s->rank), N = kp_smp_nnodes(v);
+    const int a = kp_smp_start(v, node), b = kp_smp_start(v, node + 1);
+    kp_smp_ag_phase1(s, v);
+    kp_smp_copy_out(s, v, a, b); /* the own node's blocks, while the leaders talk */
+    kp_sched_next_round(s);
+    if (N > 1) {
+        kp_sched_wait(s, kp_smp_leader(v, node), 2);
+        kp_sched_next_round(s);
+        kp_smp_copy_out(s, v, 0, a);
+        kp_smp_copy_out(s, v, b, s->P);
+    }
+    return kp_sched_finish(s);
+}
+
+#endif /* KP_ALGO_SMP_COMMON_H */

@@ -1,0 +1,84 @@
+/*
+ * The node's shared segment: one MPI_Win_allocate_shared window per
+ * communicator and node, created with the communicator's state and grown
+ * (collectively on the node) when a plan needs larger halves.
+ *
+ *   [ slot 0 | slot 1 | ... | slot n-1 | half 0 | half 1 ]
+ *
+ * A slot is 128 bytes (two cache lines, so adjacent-line prefetch never
+ * shares one between writers) holding a single-writer flag - the rank's
+ * (call sequence << 20 | post number), written with release and read with
+ * acquire ordering - its pid and this call's buffer addresses for peer
+ * reads. Calls alternate between the two halves by sequence parity; see
+ * sched.h for the rules and check.c for the proof obligations.
+ */
+#define _GNU_SOURCE
+#include "core/core.h"
+
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+int kp_shm_reserve(kp_comm *c, int64_t half)
+{
+    if (c->shm.win != MPI_WIN_NULL && half <= c->shm.half)
+        return KP_SUCCESS;
+    int64_t nh = c->shm.half ? c->shm.half : 4096;
+    while (nh < half)
+        nh *= 2;
+    if (c->shm.win != MPI_WIN_NULL) {
+        /* every rank of the node is here, done with the previous call */
+        MPI_Barrier(c->node);
+        MPI_Win_free(&c->shm.win);
+    }
+    const MPI_Aint slots = (MPI_Aint)c->node_size * (MPI_Aint)sizeof(kp_shm_slot);
+    const MPI_Aint total = slots + 2 * (MPI_Aint)nh;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "false");
+    char *mybase;
+    int rc = MPI_Win_allocate_shared(c->local == 0 ? total : 0, 1, info, c->node, &mybase, &c->shm.win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+        c->shm.win = MPI_WIN_NULL;
+        c->shm.half = 0;
+        return kp_error(KP_ERR_NOMEM, "MPI_Win_allocate_shared of %lld bytes failed", (long long)total);
+    }
+    MPI_Aint sz;
+    int du;
+    MPI_Win_shared_query(c->shm.win, 0, &sz, &du, &c->shm.base);
+    c->shm.slots = (kp_shm_slot *)c->shm.base;
+    c->shm.data = c->shm.base + slots;
+    c->shm.half = nh;
+    kp_shm_slot *me = &c->shm.slots[c->local];
+    memset(me, 0, sizeof(*me));
+    atomic_store_explicit(&me->flag, 0, memory_order_release);
+    me->pid = (uint64_t)getpid();
+    MPI_Barrier(c->node); /* slots initialised before anyone reads them */
+    return KP_SUCCESS;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(flag, memory_order_acquire) < target) {
+        spins++;
+        if (c->oversub || spins > 4096)
+            sched_yield();
+        else
+            cpu_relax();
+        if (n > 0 && (spins & 31) == 0) { /* the poster may need our messages to move */
+            int done;
+            MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        }
+    }
+}
