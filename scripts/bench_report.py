@@ -6,7 +6,11 @@
     scripts/bench_report.py ompi.jsonl mpich.jsonl              # text
     scripts/bench_report.py --markdown ompi.jsonl mpich.jsonl   # for docs/PERFORMANCE.md
 
-One table per (collective, P). Rows are message sizes; columns are the
+    for c in allgather barrier gather alltoall; do ... done   # any mix of collectives
+
+One table per (collective, P) (per root too for gather). Rows are message
+sizes (bytes per rank; per rank pair for alltoall; barrier has no size and
+a single row, size 0); columns are the
 native collective of every MPI build ("ompi:native", "mpich:native") and
 every kport algorithm per build ("ompi:bruck:k=2"). Each cell is the median
 latency in microseconds (per iteration, the maximum over ranks); a kport
@@ -29,6 +33,16 @@ import sys
 from collections import OrderedDict
 
 STATUS_CELL = {"n/a": "n/a", "error": "ERROR", "invalid": "INVALID"}
+
+# What a record's "size" means, per collective (kport-bench's "# Size:").
+SIZE_NOTE = {
+    "allgather": "size: bytes per rank (each rank receives P*size)",
+    "gather": "size: bytes per rank (the root receives P*size)",
+    "alltoall": "size: bytes per rank pair (each rank sends and receives P*size)",
+    "barrier": "no message size: one row (size 0)",
+}
+# Collectives without message sizes: one row, no per-size wording.
+SIZELESS = {"barrier"}
 
 
 def mpi_tag(mpi):
@@ -102,10 +116,10 @@ def status_of(r):
 
 
 class Table:
-    """Results of one (collective, P)."""
+    """Results of one (collective, P, root); root is None unless rooted."""
 
-    def __init__(self, coll, P):
-        self.coll, self.P = coll, P
+    def __init__(self, coll, P, root=None):
+        self.coll, self.P, self.root = coll, P, root
         self.columns = OrderedDict()  # name -> (tag, algorithm, is_native)
         self.values = {}              # (column, size) -> list of medians
         self.status = {}              # (column, size) -> non-ok status
@@ -175,11 +189,18 @@ def fmt_ratio(m, native_best):
     return "%.2fx" % (m / native_best[1])
 
 
+def root_of(r):
+    """The root of a rooted collective's record (gather: 0 if absent), else None."""
+    if "root" in r and r["root"] is not None:
+        return int(r["root"])
+    return 0 if r.get("coll") == "gather" else None
+
+
 def build_tables(records):
     tags = assign_tags(records)
     tables = OrderedDict()
     for r in records:
-        key = (r.get("coll", "?"), int(r["P"]))
+        key = (r.get("coll", "?"), int(r["P"]), root_of(r))
         if key not in tables:
             tables[key] = Table(*key)
         tables[key].add(tags[r["mpi"]], r)
@@ -210,13 +231,17 @@ def render_markdown(headers, rows, left=(0,)):
 def report(tables, markdown):
     out = []
     render = render_markdown if markdown else render_text
-    for (coll, P), t in tables.items():
+    for (coll, P, root), t in tables.items():
         natives, kports, never = t.ordered_columns()
         sizes = sorted(t.sizes)
+        sizeless = coll in SIZELESS
         hosts = sorted(set(str(s[1]) for s in t.sources.values() if s[1] is not None))
-        title = "%s, P = %d%s" % (coll, P, (", %s host(s)" % "/".join(hosts)) if hosts else "")
+        title = "%s%s, P = %d%s" % (coll, " (root %d)" % root if root is not None else "", P,
+                                    (", %s host(s)" % "/".join(hosts)) if hosts else "")
         legend = ("median latency in us (per iteration: maximum over ranks); "
-                  "kport cells: (ratio to the better native of the same size; < 1.00x: kport is faster)")
+                  "kport cells: (ratio to the better native%s; < 1.00x: kport is faster)"
+                  % ("" if sizeless else " of the same size"))
+        note = SIZE_NOTE.get(coll)
         if markdown:
             out.append("### %s" % title)
             out.append("")
@@ -224,12 +249,16 @@ def report(tables, markdown):
                 out.append("- `%s`: %s (%s)" % (tag, mpi, ", ".join(files)))
             out.append("")
             out.append(legend[0].upper() + legend[1:] + ".")
+            if note:
+                out.append(note[0].upper() + note[1:] + ".")
             out.append("")
         else:
             out.append("# %s" % title)
             for tag, (mpi, _, files) in t.sources.items():
                 out.append("# %s = %s (%s)" % (tag, mpi, ", ".join(files)))
             out.append("# " + legend)
+            if note:
+                out.append("# " + note)
         for c in never:
             note = "%s: n/a: %s" % (c, t.why.get(c, "refused at every size"))
             out.append(("- " + note) if markdown else ("# " + note))
@@ -243,13 +272,14 @@ def report(tables, markdown):
             rows.append([str(s)] + [t.cell(c, s, nb) for c in natives + kports])
         out.extend(render(headers, rows))
 
-        # Best kport algorithm per size.
+        # Best kport algorithm per size (barrier: the one row).
         out.append("")
+        what = "Best kport algorithm" + ("" if sizeless else " per size")
         if markdown:
-            out.append("Best kport algorithm per size:")
+            out.append(what + ":")
             out.append("")
         else:
-            out.append("# Best kport algorithm per size (ratio = its median / the better native median)")
+            out.append("# %s (ratio = its median / the better native median)" % what)
         headers = ["Size", "Best kport", "Median(us)", "Best native", "Median(us)", "Ratio"]
         rows = []
         for s in sizes:

@@ -15,6 +15,7 @@ have mpirun.openmpi || need+=(openmpi-bin)
 have mpicc.mpich || need+=(mpich libmpich-dev)
 have mpiexec.mpich || need+=(mpich)
 have python3 || need+=(python3)
+have pkg-config || need+=(pkgconf)
 
 if [ ${#need[@]} -eq 0 ]; then
     exit 0

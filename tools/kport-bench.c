@@ -2,8 +2,13 @@
  * kport-bench: native MPI collectives and every kport algorithm side by
  * side, measured in the same run.
  *
- *   mpirun -np P kport-bench allgather [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c]
- *                                      [-a native,bruck:k=3,...] [--format json]
+ *   mpirun -np P kport-bench allgather|barrier|gather|alltoall
+ *                            [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-r ROOT]
+ *                            [-a native,bruck:k=3,...] [--format json]
+ *
+ * Sizes: allgather and gather, bytes per rank (P*size received); alltoall,
+ * bytes per rank pair (P*size sent and received per rank); barrier has no
+ * size: one row of size 0 (-m ignored). -r: the root of gather (default 0).
  *
  * Options and text output follow the OSU Micro-Benchmarks (-m, -i, -x, -f,
  * -c; "# Size  Avg Latency(us) ..."); --format json prints one JSON object
@@ -22,8 +27,14 @@
  * that refuses this P or size (KP_ERR_UNSUPPORTED) is reported as
  * "n/a: <reason>" and skipped; it is not a failure.
  *
+ * Validation (-c): allgather, gather and alltoall check every byte of the
+ * receive buffer (at the gather root; the other ranks' receive buffers
+ * must stay untouched), the unchanged send buffer and a guard after the
+ * receive buffer, against a pattern of (origin, byte, iteration); barrier
+ * has no data, so -c adds an untimed semantic test (see barrier_selftest).
+ *
  * Adding a collective: write its bench_coll entry (buffer sizes, one call,
- * fill, check) and add it to the colls[] table.
+ * fill, check or selftest) and add it to the colls[] table.
  */
 #include "kport.h"
 
@@ -56,7 +67,8 @@
 typedef struct bench_ctx {
     MPI_Comm comm;        /* the measured calls run here (a dup of WORLD) */
     int rank, P;
-    size_t size;          /* message size in bytes (per rank for allgather) */
+    size_t size;          /* message size in bytes (see bench_coll.size_desc) */
+    int root;             /* root of rooted collectives (gather; -r) */
     unsigned char *sbuf;  /* send buffer, sbuf_len bytes */
     unsigned char *rbuf;  /* receive buffer, rbuf_len bytes (+ KB_GUARD) */
     size_t sbuf_len, rbuf_len;
@@ -65,10 +77,17 @@ typedef struct bench_ctx {
     int reported;         /* mismatches printed so far for this (algorithm, size) */
 } bench_ctx;
 
+/* bench_coll.sizes */
+enum { KB_SIZED = 0, KB_SIZELESS = 1 };
+
 typedef struct bench_coll {
     const char *name;        /* first positional argument */
     int kcoll;               /* enum kp_coll, or -1 if kport lacks it (native only) */
     const char *native_call; /* for the header */
+    int sizes;               /* KB_SIZED, or KB_SIZELESS: one row of size 0, -m ignored */
+    int rooted;              /* accepts -r ROOT */
+    const char *size_desc;   /* what "size" means, for the header */
+    const char *bad_unit;    /* what check/selftest count ("wrong bytes") */
     /* Send / receive bytes for a message size; nonzero on overflow. */
     int (*buffers)(size_t size, int P, size_t *sbytes, size_t *rbytes);
     /* One call of the collective; returns a KP_* code. */
@@ -78,14 +97,20 @@ typedef struct bench_coll {
     void (*fill)(bench_ctx *cx, int iter);
     /* After iteration iter (with -c): number of wrong bytes. May be NULL. */
     long long (*check)(bench_ctx *cx, int iter);
+    /* With -c, after the timed iterations of an (algorithm, size): an
+     * untimed test of the collective's semantics (for a collective without
+     * data to compare); returns the violations on this rank, and the first
+     * failing return code in *rc. Collective over sync. May be NULL. */
+    long long (*selftest)(bench_ctx *cx, MPI_Comm sync, int *rc);
 } bench_coll;
 
-/* The pattern: byte j of rank r's data in iteration it. One 64-bit mix
- * per 8 bytes, so a misplaced block, a stale iteration, a block from the
- * wrong rank or a shifted offset all show. */
-static uint64_t kb_word(int rank, uint64_t w, int iter)
+/* The pattern: byte j of the data identified by `id` (a rank for
+ * allgather and gather, a (source, destination) pair for alltoall) in
+ * iteration it. One 64-bit mix per 8 bytes, so a misplaced block, a stale
+ * iteration, a block from the wrong rank or a shifted offset all show. */
+static uint64_t kb_word_id(uint64_t id, uint64_t w, int iter)
 {
-    uint64_t x = (uint64_t)(unsigned)rank * 0x9E3779B97F4A7C15ull;
+    uint64_t x = id * 0x9E3779B97F4A7C15ull;
     x ^= (w + 1) * 0xBF58476D1CE4E5B9ull;
     x ^= (uint64_t)(unsigned)(iter + 1) * 0x94D049BB133111EBull;
     x ^= x >> 30;
@@ -96,25 +121,30 @@ static uint64_t kb_word(int rank, uint64_t w, int iter)
     return x;
 }
 
-static unsigned char kb_byte(int rank, size_t j, int iter)
+/* id of rank r's data (allgather, gather) */
+static uint64_t kb_rank_id(int rank) { return (uint64_t)(unsigned)rank; }
+
+/* id of the block rank src sends to rank dst (alltoall); never a rank id */
+static uint64_t kb_pair_id(int src, int dst)
 {
-    return (unsigned char)(kb_word(rank, (uint64_t)(j >> 3), iter) >> (8 * (j & 7)));
+    return ((uint64_t)(unsigned)src + 1) << 32 | (uint64_t)(unsigned)dst;
 }
 
-/* dst[0..n) = pattern bytes of rank, or their complement (poison). */
-static void kb_fill_pattern(unsigned char *dst, size_t n, int rank, int iter, int complement)
+/* dst[0..n) = pattern bytes of id, or their complement (poison). */
+static void kb_fill_pattern(unsigned char *dst, size_t n, uint64_t id, int iter, int complement)
 {
     unsigned char inv = complement ? 0xFF : 0x00;
     size_t j = 0;
-    for (; j < n && (j & 7); j++)
-        dst[j] = (unsigned char)(kb_byte(rank, j, iter) ^ inv);
     for (; j + 8 <= n; j += 8) {
-        uint64_t x = kb_word(rank, (uint64_t)(j >> 3), iter);
+        uint64_t x = kb_word_id(id, (uint64_t)(j >> 3), iter);
         for (int b = 0; b < 8; b++)
             dst[j + (size_t)b] = (unsigned char)((x >> (8 * b)) ^ inv);
     }
-    for (; j < n; j++)
-        dst[j] = (unsigned char)(kb_byte(rank, j, iter) ^ inv);
+    if (j < n) {
+        uint64_t x = kb_word_id(id, (uint64_t)(j >> 3), iter);
+        for (int b = 0; j < n; j++, b++)
+            dst[j] = (unsigned char)((x >> (8 * b)) ^ inv);
+    }
 }
 
 static void kb_mismatch(bench_ctx *cx, int iter, const char *what, unsigned expected, unsigned got)
@@ -126,25 +156,37 @@ static void kb_mismatch(bench_ctx *cx, int iter, const char *what, unsigned expe
             cx->reported == KB_MAX_REPORTS ? " (further mismatches not shown)" : "");
 }
 
-/* Number of bytes of src[0..n) that differ from rank's pattern. */
-static long long kb_check_pattern(bench_ctx *cx, const unsigned char *src, size_t n, int rank, int iter,
-                                  const char *where, size_t base)
+/* Number of bytes of src[0..n) that differ from id's pattern (complemented
+ * if `complement`: a poisoned buffer that must stay untouched). `origin`
+ * names the data in messages ("rank 3's", "rank 3's block for rank 1,"). */
+static long long kb_check_id(bench_ctx *cx, const unsigned char *src, size_t n, uint64_t id, int iter,
+                             int complement, const char *where, size_t base, const char *origin)
 {
+    unsigned char inv = complement ? 0xFF : 0x00;
     long long bad = 0;
     for (size_t j = 0; j < n; j += 8) {
-        uint64_t x = kb_word(rank, (uint64_t)(j >> 3), iter);
+        uint64_t x = kb_word_id(id, (uint64_t)(j >> 3), iter);
         size_t m = n - j < 8 ? n - j : 8;
         for (size_t b = 0; b < m; b++) {
-            unsigned char e = (unsigned char)(x >> (8 * b));
+            unsigned char e = (unsigned char)((x >> (8 * b)) ^ inv);
             if (src[j + b] != e) {
-                char what[160];
-                snprintf(what, sizeof(what), "%s byte %zu (rank %d's byte %zu)", where, base + j + b, rank, j + b);
+                char what[224];
+                snprintf(what, sizeof(what), "%s byte %zu (%s byte %zu)", where, base + j + b, origin, j + b);
                 kb_mismatch(cx, iter, what, e, src[j + b]);
                 bad++;
             }
         }
     }
     return bad;
+}
+
+/* Number of bytes of src[0..n) that differ from rank's pattern. */
+static long long kb_check_pattern(bench_ctx *cx, const unsigned char *src, size_t n, int rank, int iter,
+                                  const char *where, size_t base)
+{
+    char origin[32];
+    snprintf(origin, sizeof(origin), "rank %d's", rank);
+    return kb_check_id(cx, src, n, kb_rank_id(rank), iter, 0, where, base, origin);
 }
 
 static unsigned char kb_guard_byte(size_t i) { return (unsigned char)(0x5A ^ (i * 37)); }
@@ -191,9 +233,9 @@ static int allgather_run(bench_ctx *cx)
 
 static void allgather_fill(bench_ctx *cx, int iter)
 {
-    kb_fill_pattern(cx->sbuf, cx->size, cx->rank, iter, 0);
+    kb_fill_pattern(cx->sbuf, cx->size, kb_rank_id(cx->rank), iter, 0);
     for (int r = 0; r < cx->P; r++)
-        kb_fill_pattern(cx->rbuf + (size_t)r * cx->size, cx->size, r, iter, 1);
+        kb_fill_pattern(cx->rbuf + (size_t)r * cx->size, cx->size, kb_rank_id(r), iter, 1);
     kb_guard_fill(cx, cx->size * (size_t)cx->P);
 }
 
@@ -208,9 +250,168 @@ static long long allgather_check(bench_ctx *cx, int iter)
     return bad;
 }
 
+/* --- barrier -------------------------------------------------------------- */
+
+/* -c for barrier: there is no data to compare, so after the timed
+ * iterations of each algorithm an untimed test checks the semantics (no
+ * rank leaves the barrier before every rank has entered it). In round v one
+ * rank is held back: it polls for KB_BARRIER_DELAY seconds before entering,
+ * every other rank sends it a notice as soon as it leaves the barrier, and a
+ * notice that arrives while the held-back rank has not yet entered is an
+ * early exit. Each rank is held back once (at most KB_BARRIER_ROUNDS rounds,
+ * spread over the ranks). A correct barrier never reports one; a broken one
+ * is caught when a rank leaves within the delay. */
+#define KB_BARRIER_TAG 7301
+#define KB_BARRIER_DELAY 0.002
+#define KB_BARRIER_ROUNDS 64
+
+static int barrier_run(bench_ctx *cx)
+{
+    if (cx->native)
+        return MPI_Barrier(cx->comm) == MPI_SUCCESS ? KP_SUCCESS : KP_ERR_MPI;
+    return kp_barrier(cx->comm);
+}
+
+static long long barrier_selftest(bench_ctx *cx, MPI_Comm sync, int *rc)
+{
+    const int P = cx->P, me = cx->rank;
+    const int rounds = P < KB_BARRIER_ROUNDS ? P : KB_BARRIER_ROUNDS;
+    long long bad = 0;
+    *rc = KP_SUCCESS;
+    for (int v = 0; v < rounds; v++) {
+        const int late = (int)((long long)v * P / rounds);
+        int got = 0, tok;
+        MPI_Barrier(sync);
+        if (me == late) {
+            double t0 = MPI_Wtime();
+            do {
+                int flag = 0;
+                MPI_Status st;
+                MPI_Iprobe(MPI_ANY_SOURCE, KB_BARRIER_TAG, sync, &flag, &st);
+                if (flag) {
+                    MPI_Recv(&tok, 1, MPI_INT, st.MPI_SOURCE, KB_BARRIER_TAG, sync, MPI_STATUS_IGNORE);
+                    got++;
+                    bad++;
+                    if (cx->reported++ < KB_MAX_REPORTS)
+                        fprintf(stderr,
+                                "kport-bench: rank %d: %s, barrier test round %d: rank %d left the barrier before "
+                                "rank %d (held back) entered it%s\n",
+                                me, cx->label, v, st.MPI_SOURCE, me,
+                                cx->reported == KB_MAX_REPORTS ? " (further violations not shown)" : "");
+                }
+            } while (MPI_Wtime() - t0 < KB_BARRIER_DELAY);
+        }
+        int r = barrier_run(cx);
+        if (r != KP_SUCCESS && *rc == KP_SUCCESS)
+            *rc = r;
+        if (me == late) {
+            for (; got < P - 1; got++)
+                MPI_Recv(&tok, 1, MPI_INT, MPI_ANY_SOURCE, KB_BARRIER_TAG, sync, MPI_STATUS_IGNORE);
+        } else {
+            tok = v;
+            MPI_Send(&tok, 1, MPI_INT, late, KB_BARRIER_TAG, sync);
+        }
+    }
+    return bad;
+}
+
+/* --- gather --------------------------------------------------------------- */
+
+/* Every rank has a P*size receive buffer: the root's must hold every
+ * rank's block, the others' must stay untouched (poisoned). */
+static int gather_run(bench_ctx *cx)
+{
+    if (cx->native)
+        return MPI_Gather(cx->sbuf, (int)cx->size, MPI_BYTE, cx->rbuf, (int)cx->size, MPI_BYTE, cx->root,
+                          cx->comm) == MPI_SUCCESS
+                   ? KP_SUCCESS
+                   : KP_ERR_MPI;
+    return kp_gather(cx->sbuf, (MPI_Count)cx->size, MPI_BYTE, cx->rbuf, (MPI_Count)cx->size, MPI_BYTE, cx->root,
+                     cx->comm);
+}
+
+static long long gather_check(bench_ctx *cx, int iter)
+{
+    long long bad = 0;
+    const int at_root = cx->rank == cx->root;
+    for (int r = 0; r < cx->P; r++) {
+        char origin[48];
+        snprintf(origin, sizeof(origin), at_root ? "rank %d's" : "poison in block %d,", r);
+        bad += kb_check_id(cx, cx->rbuf + (size_t)r * cx->size, cx->size, kb_rank_id(r), iter, !at_root,
+                           at_root ? "recvbuf" : "recvbuf of a non-root rank modified:", (size_t)r * cx->size,
+                           origin);
+    }
+    bad += kb_check_pattern(cx, cx->sbuf, cx->size, cx->rank, iter, "sendbuf modified:", 0);
+    bad += kb_guard_check(cx, cx->size * (size_t)cx->P, iter);
+    return bad;
+}
+
+/* --- alltoall ------------------------------------------------------------- */
+
+/* size: bytes per (source, destination) pair; each rank sends and
+ * receives P*size. Block d of rank s's send buffer is the pattern of
+ * kb_pair_id(s, d): a function of source, destination, byte and iteration. */
+static int alltoall_buffers(size_t size, int P, size_t *sbytes, size_t *rbytes)
+{
+    if (size > (size_t)INT_MAX || (P > 0 && size > (SIZE_MAX - KB_GUARD) / (size_t)P))
+        return 1;
+    *sbytes = size * (size_t)P;
+    *rbytes = size * (size_t)P;
+    return 0;
+}
+
+static int alltoall_run(bench_ctx *cx)
+{
+    if (cx->native)
+        return MPI_Alltoall(cx->sbuf, (int)cx->size, MPI_BYTE, cx->rbuf, (int)cx->size, MPI_BYTE, cx->comm) ==
+                       MPI_SUCCESS
+                   ? KP_SUCCESS
+                   : KP_ERR_MPI;
+    return kp_alltoall(cx->sbuf, (MPI_Count)cx->size, MPI_BYTE, cx->rbuf, (MPI_Count)cx->size, MPI_BYTE, cx->comm);
+}
+
+static void alltoall_fill(bench_ctx *cx, int iter)
+{
+    for (int r = 0; r < cx->P; r++) {
+        kb_fill_pattern(cx->sbuf + (size_t)r * cx->size, cx->size, kb_pair_id(cx->rank, r), iter, 0);
+        kb_fill_pattern(cx->rbuf + (size_t)r * cx->size, cx->size, kb_pair_id(r, cx->rank), iter, 1);
+    }
+    kb_guard_fill(cx, cx->size * (size_t)cx->P);
+}
+
+static long long alltoall_check(bench_ctx *cx, int iter)
+{
+    long long bad = 0;
+    for (int r = 0; r < cx->P; r++) {
+        char origin[64];
+        snprintf(origin, sizeof(origin), "rank %d's block for rank %d,", r, cx->rank);
+        bad += kb_check_id(cx, cx->rbuf + (size_t)r * cx->size, cx->size, kb_pair_id(r, cx->rank), iter, 0,
+                           "recvbuf", (size_t)r * cx->size, origin);
+        snprintf(origin, sizeof(origin), "rank %d's block for rank %d,", cx->rank, r);
+        bad += kb_check_id(cx, cx->sbuf + (size_t)r * cx->size, cx->size, kb_pair_id(cx->rank, r), iter, 0,
+                           "sendbuf modified:", (size_t)r * cx->size, origin);
+    }
+    bad += kb_guard_check(cx, cx->size * (size_t)cx->P, iter);
+    return bad;
+}
+
+#define KB_BYTES_BAD "wrong bytes (summed over ranks and iterations)"
+
 static const bench_coll colls[] = {
-    {"allgather", KP_COLL_ALLGATHER, "MPI_Allgather", allgather_buffers, allgather_run, allgather_fill,
-     allgather_check},
+    {.name = "allgather", .kcoll = KP_COLL_ALLGATHER, .native_call = "MPI_Allgather", .sizes = KB_SIZED,
+     .size_desc = "bytes per rank (each rank receives P*size)", .bad_unit = KB_BYTES_BAD,
+     .buffers = allgather_buffers, .run = allgather_run, .fill = allgather_fill, .check = allgather_check},
+    {.name = "barrier", .kcoll = KP_COLL_BARRIER, .native_call = "MPI_Barrier", .sizes = KB_SIZELESS,
+     .size_desc = "none (one row, size 0; -m is ignored)",
+     .bad_unit = "early exits (a rank left the barrier before the held-back rank entered it; summed over test "
+                 "rounds)",
+     .buffers = NULL, .run = barrier_run, .selftest = barrier_selftest},
+    {.name = "gather", .kcoll = KP_COLL_GATHER, .native_call = "MPI_Gather", .sizes = KB_SIZED, .rooted = 1,
+     .size_desc = "bytes per rank (the root receives P*size)", .bad_unit = KB_BYTES_BAD,
+     .buffers = allgather_buffers, .run = gather_run, .fill = allgather_fill, .check = gather_check},
+    {.name = "alltoall", .kcoll = KP_COLL_ALLTOALL, .native_call = "MPI_Alltoall", .sizes = KB_SIZED,
+     .size_desc = "bytes per rank pair (each rank sends and receives P*size)", .bad_unit = KB_BYTES_BAD,
+     .buffers = alltoall_buffers, .run = alltoall_run, .fill = alltoall_fill, .check = alltoall_check},
 };
 #define NCOLLS ((int)(sizeof(colls) / sizeof(colls[0])))
 
@@ -232,6 +433,7 @@ typedef struct options {
     size_t min_size, max_size;
     int iters, iters_large, warmup, warmup_large;
     int full, check, json;
+    int root, root_set;  /* -r (gather) */
     int nalgs, cap;
     alg_entry *algs;
 } options;
@@ -252,11 +454,14 @@ static void usage(FILE *f, const bench_coll *coll)
     fprintf(f,
             "\n\nOptions (OSU-compatible where OSU has them):\n"
             "  -m [MIN:]MAX  message sizes in bytes, MIN, 2*MIN, ... up to MAX (default %d:%d;\n"
-            "                MIN may be 0; K, M, G suffixes are binary multiples)\n"
+            "                MIN may be 0; K, M, G suffixes are binary multiples). Per rank for\n"
+            "                allgather and gather, per rank pair for alltoall; barrier ignores -m\n"
             "  -i N          timed iterations per size (default %d, %d above %d bytes)\n"
             "  -x N          warmup iterations per size (default %d, %d above %d bytes)\n"
             "  -f            full statistics: per-algorithm blocks with median, avg, min, max\n"
             "  -c            validate every byte of every iteration's result; exit 1 on a mismatch\n"
+            "                (barrier: an untimed test that no rank leaves before all entered)\n"
+            "  -r ROOT       root rank of gather (default 0)\n"
             "  -a LIST       algorithms, comma-separated: native, auto, NAME[:k=K,C=C] ...\n"
             "                (default: native and every registered kport algorithm)\n"
             "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
@@ -453,7 +658,7 @@ static void parse_options(int argc, char **argv, options *o)
         if (*p == '\0')
             continue;
         opt = *p;
-        if (opt != 'm' && opt != 'i' && opt != 'x' && opt != 'a')
+        if (opt != 'm' && opt != 'i' && opt != 'x' && opt != 'a' && opt != 'r')
             bad_usage(o, "unknown option \"%s\"", a);
         if (p[1] != '\0')
             val = p + 1;
@@ -488,6 +693,13 @@ static void parse_options(int argc, char **argv, options *o)
             o->max_size = hi;
             break;
         }
+        case 'r':
+            if (!o->coll->rooted)
+                bad_usage(o, "-r: %s has no root", o->coll->name);
+            if (parse_int(val, 0, &o->root))
+                bad_usage(o, "bad -r \"%s\" (a rank >= 0)", val);
+            o->root_set = 1;
+            break;
         case 'i':
             if (parse_int(val, 1, &o->iters))
                 bad_usage(o, "bad -i \"%s\" (an integer >= 1)", val);
@@ -505,6 +717,18 @@ static void parse_options(int argc, char **argv, options *o)
             break;
         }
     }
+
+    if (o->root_set) {
+        int P;
+        MPI_Comm_size(MPI_COMM_WORLD, &P);
+        if (o->root >= P) {
+            char v[32];
+            snprintf(v, sizeof(v), "%d", o->root);
+            bad_usage(o, "-r %s: not a rank (P is smaller)", v);
+        }
+    }
+    if (o->coll->sizes == KB_SIZELESS)
+        o->min_size = o->max_size = 0;
 
     if (nalist > 0) {
         for (int i = 0; i < nalist; i++)
@@ -535,8 +759,12 @@ static void parse_options(int argc, char **argv, options *o)
             bad_usage(o, "%s", msg);
         }
     }
-    if (o->coll->kcoll >= 0)
+    if (o->coll->kcoll >= 0) {
         kp_set_algorithm((enum kp_coll)o->coll->kcoll, NULL);
+        /* A forced algorithm that cannot apply must say so, whatever
+         * KPORT_FALLBACK says: never measure a silent fallback. */
+        kp_set_fallback(KP_FALLBACK_ERROR);
+    }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -567,8 +795,10 @@ static void mpi_library_name(char *out, size_t outlen)
         while (isspace((unsigned char)*v))
             v++;
         snprintf(out, outlen, "MPICH %s", v);
-    } else {
-        snprintf(out, outlen, "%s", s);
+    } else if (outlen > 0) {
+        size_t n = strlen(s) < outlen - 1 ? strlen(s) : outlen - 1;
+        memcpy(out, s, n);
+        out[n] = '\0';
     }
 }
 
@@ -639,7 +869,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Give every rank the message of the lowest rank whose code is gcode. */
+/* Give every rank the message of the lowest rank with mine != 0. */
 static void share_message(char *msg, int mine, MPI_Comm sync)
 {
     int rank, P, src;
@@ -716,6 +946,21 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
         if (it >= warm)
             times[it - warm] = t1 - t0;
     }
+    if (o->check && bc->selftest) {
+        /* untimed; only where every rank's timed calls succeeded */
+        int lf0 = failed != 0, gf0;
+        MPI_Allreduce(&lf0, &gf0, 1, MPI_INT, MPI_MAX, sync);
+        if (!gf0) {
+            int trc = KP_SUCCESS;
+            bad += bc->selftest(cx, sync, &trc);
+            if (trc != KP_SUCCESS) {
+                const char *why = a->native ? "" : kp_last_error();
+                failed = trc;
+                snprintf(errmsg, sizeof(errmsg), "%s test: %s%s%s", bc->name, kp_strerror(trc),
+                         why && *why ? ": " : "", why ? why : "");
+            }
+        }
+    }
     if (a->is_auto && moves) { /* what auto chose at this size */
         const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
         snprintf(r->ran, sizeof(r->ran), "auto(%s)", ran && *ran ? ran : "?");
@@ -735,7 +980,7 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
         snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
     } else if (gbad) {
         r->status = RES_INVALID;
-        snprintf(r->msg, sizeof(r->msg), "%lld wrong bytes (summed over ranks and iterations)", gbad);
+        snprintf(r->msg, sizeof(r->msg), "%lld %s", gbad, bc->bad_unit);
     }
     if (cx->rank == 0) {
         double sum = 0;
@@ -793,6 +1038,8 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
     printf(",\"mpi\":");
     json_string(stdout, mpi);
     printf(",\"P\":%d,\"hosts\":%d,\"size\":%zu", P, hosts, size);
+    if (o->coll->rooted)
+        printf(",\"root\":%d", o->root);
     if (r->status == RES_OK || r->status == RES_INVALID)
         printf(",\"median_us\":%.3f,\"min_us\":%.3f,\"avg_us\":%.3f,\"max_us\":%.3f,\"iterations\":%d",
                r->median * 1e6, r->min * 1e6, r->avg * 1e6, r->max * 1e6, r->iters);
@@ -840,6 +1087,13 @@ static void print_header(options *o, const char *mpi, int P, int hosts, int rmin
         printf("# P = %d, node layout: %d hosts, %d to %d ranks per host\n", P, hosts, rmin, rmax);
     printf("# Iterations: %d (%d above %d bytes), warmup: %d (%d above %d bytes), validation: %s\n", o->iters,
            o->iters_large, KB_LARGE_MSG, o->warmup, o->warmup_large, KB_LARGE_MSG, o->check ? "on" : "off");
+    if (bc->rooted)
+        printf("# Root: %d\n", o->root);
+    printf("# Size: %s\n", bc->size_desc);
+    if (o->check && bc->selftest == barrier_selftest)
+        printf("# Validation: return codes of every call, and an untimed test per algorithm: each rank in turn\n"
+               "#   is held back %g ms before entering; no other rank may leave the barrier before it enters\n",
+               KB_BARRIER_DELAY * 1e3);
     printf("# Latency(us): median over iterations of the maximum over ranks\n");
     for (int ai = 0; ai < o->nalgs; ai++) {
         alg_entry *a = &o->algs[ai];
@@ -901,6 +1155,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &cx.comm);
     cx.rank = rank;
     cx.P = P;
+    cx.root = o.root;
     cx.sbuf_len = sbytes;
     cx.rbuf_len = rbytes;
     cx.sbuf = malloc(sbytes ? sbytes : 1);

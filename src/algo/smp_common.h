@@ -25,15 +25,20 @@
  *    post 2, copy the other chunks out. Copies out are coalesced: one copy
  *    per run of positions holding consecutive ranks.
  *
- *    Why no rank can touch shared bytes out of order, also across calls
- *    (the executor alternates the segment's halves, so call c+2 reuses call
- *    c's half): within a call every read of a block follows its writer's
- *    post (post 1 for own-node blocks, the leader's post 2 for received
- *    chunks). Across calls, every rank's phase-1 post 1 in call c+1 is made
- *    after it left call c, and every rank of the node waits for it (the
- *    non-leaders' mutual waits; the leader's waits), so every write of call
- *    c+2 -- a rank's copy in, or the leader's receives, which follow its
- *    waits of call c+1 -- comes after every access of call c.
+ *    Why no rank can touch shared bytes out of order: within a call every
+ *    read of a block follows its writer's post (post 1 for own-node blocks,
+ *    the leader's post 2 for received chunks). Across calls (the executor
+ *    alternates the segment's halves, so call c+2 reuses call c's half)
+ *    every builder here keeps the NODE FENCE: no rank leaves a call before
+ *    it has seen, through a chain of posts, every rank of its node enter
+ *    that call (all-gathers: every rank waits for every node-mate's post 1,
+ *    made after entering; gather: non-masters wait for the master's post,
+ *    made after it saw all node-mates' posts; barrier: the release). Then
+ *    an access of call c+2 by rank x follows x leaving call c+1, which
+ *    follows every node-mate entering c+1, which follows its leaving c and
+ *    so all its accesses of c. This holds whichever fence-keeping
+ *    algorithms the three calls run; the checker verifies three calls of
+ *    the same schedules.
  */
 #ifndef KP_ALGO_SMP_COMMON_H
 #define KP_ALGO_SMP_COMMON_H
@@ -73,7 +78,10 @@ static inline int kp_smp_size(const kp_smp *v, int n) { return kp_smp_start(v, n
 static inline int kp_smp_rank_at(const kp_smp *v, int pos) { return v->L ? v->L->node_ranks[pos] : pos; }
 static inline int kp_smp_rank(const kp_smp *v, int n, int l) { return kp_smp_rank_at(v, kp_smp_start(v, n) + l); }
 static inline int kp_smp_leader(const kp_smp *v, int n) { return kp_smp_rank(v, n, 0); }
-static inline int kp_smp_pos(const kp_smp *v, int r) { return kp_smp_start(v, kp_smp_node_of(v, r)) + kp_smp_local(v, r); }
+static inline int kp_smp_pos(const kp_smp *v, int r)
+{
+    return kp_smp_start(v, kp_smp_node_of(v, r)) + kp_smp_local(v, r);
+}
 
 /* ---- all-gather phases ------------------------------------------------------- */
 

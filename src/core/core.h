@@ -82,7 +82,7 @@ typedef struct kp_comm {
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
     kp_shm shm;
-    uint64_t seq;       /* collective calls executed on this communicator */
+    uint64_t seq;       /* calls that used the shared segment on this communicator */
     /* the plan the previous call of each collective ran, for the fast path */
     kp_plan *last[KP_COLL_COUNT];
     unsigned last_gen[KP_COLL_COUNT];
@@ -113,6 +113,11 @@ int kp_shm_reserve(kp_comm *c, int64_t half);
  * requests reqs[0..n) meanwhile. */
 void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n);
 
+/* MPI_STATUSES_IGNORE through a variable defined in another file: GCC 12's
+ * access attributes on MPICH's MPI_Waitall/Testall otherwise warn that
+ * (MPI_Status *)1 is "a region of size 0". */
+extern MPI_Status *const kp_statuses_ignore;
+
 /* ---- executor (exec/p2p.c) ---- */
 /* Run a plan: sbuf is the send buffer's first byte (for MPI_IN_PLACE pass
  * rbuf + rank * bytes), rbuf the receive buffer's. */
@@ -134,7 +139,7 @@ int kp_fallback_policy(void);
 /* The forced choice for coll, if any (algo NULL = auto). */
 int kp_select_forced(int coll, kp_choice *ch);
 /* Built-in automatic rules. */
-void kp_select_auto(int coll, int P, int64_t bytes, kp_choice *ch);
+void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choice *ch);
 /* Resolve the plan to run: forced plan, or auto plan (falling back as the
  * policy says when the forced algorithm refuses). */
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);

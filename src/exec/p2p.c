@@ -61,7 +61,8 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
 {
     const kp_sched *s = &pl->sched;
     kp_comm *c = pl->owner;
-    const uint64_t seq = ++c->seq;
+    /* only calls that use the segment count: they alternate its halves */
+    const uint64_t seq = pl->uses_shm ? ++c->seq : 0;
     char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch, NULL};
     kp_shm_slot *me = NULL;
     int rc = KP_SUCCESS;
@@ -107,7 +108,7 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
             if (ops[j].kind == KP_OP_WAIT)
                 kp_shm_wait(c, &c->shm.slots[c->layout.local[ops[j].u.wait.peer]].flag,
                             (seq << KP_SEQ_SHIFT) | (uint64_t)ops[j].u.wait.n, pl->reqs, n);
-        if (n > 0 && MPI_Waitall(n, pl->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS && !rc)
+        if (n > 0 && MPI_Waitall(n, pl->reqs, kp_statuses_ignore) != MPI_SUCCESS && !rc)
             rc = kp_error(KP_ERR_MPI, "MPI_Waitall failed in round %d", round);
         if (rc)
             return rc;

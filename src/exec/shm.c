@@ -28,7 +28,7 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
         nh *= 2;
     if (c->shm.win != MPI_WIN_NULL) {
         /* every rank of the node is here, done with the previous call */
-        MPI_Barrier(c->node);
+        PMPI_Barrier(c->node);
         MPI_Win_free(&c->shm.win);
     }
     const MPI_Aint slots = (MPI_Aint)c->node_size * (MPI_Aint)sizeof(kp_shm_slot);
@@ -54,7 +54,7 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     memset(me, 0, sizeof(*me));
     atomic_store_explicit(&me->flag, 0, memory_order_release);
     me->pid = (uint64_t)getpid();
-    MPI_Barrier(c->node); /* slots initialised before anyone reads them */
+    PMPI_Barrier(c->node); /* slots initialised before anyone reads them */
     return KP_SUCCESS;
 }
 
@@ -78,7 +78,7 @@ void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Reques
             cpu_relax();
         if (n > 0 && (spins & 31) == 0) { /* the poster may need our messages to move */
             int done;
-            MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+            MPI_Testall(n, reqs, &done, kp_statuses_ignore);
         }
     }
 }

@@ -402,6 +402,30 @@ static int check_final(ctx *c, int r, int call, int64_t blk)
     return 0;
 }
 
+/*
+ * Shared-memory calls must compose with any other shared-memory call that
+ * follows (the executor alternates the segment's halves between them, so
+ * call s+2 reuses call s's half, whatever collective it is): before a rank
+ * leaves a call that uses the segment, it must have heard - through posts
+ * or messages - from every rank of its node in this call. Then in call s+1
+ * every rank learns that all its node-mates finished call s, before it can
+ * start call s+2.
+ */
+static int check_node_sync(ctx *c, int r, int call)
+{
+    if (c->ncalls == 1)
+        return 0; /* no shared memory */
+    const int node = c->L->node_of[r];
+    for (int l = 0; l < kp_layout_node_size(c->L, node); l++) {
+        int q = kp_layout_rank(c->L, node, l);
+        if (q != r && (c->rs[q].start[call] == UINT32_MAX || c->rs[r].vc[q] < c->rs[q].start[call]))
+            return fail(c, "rank %d may leave a shared-memory call before its node-mate %d has entered it (no post "
+                        "or message chain from %d to %d in the call): a following call could overwrite the "
+                        "segment half %d still reads", r, q, q, r, q);
+    }
+    return 0;
+}
+
 /* the user touches its buffers just before entering and after leaving a call */
 static int user_touch(ctx *c, int r, int call)
 {
@@ -548,6 +572,20 @@ static void report_deadlock(ctx *c)
     fail(c, "%s", buf);
 }
 
+/* what the executor treats as a shared-memory call (see exec/plan.c) */
+static int uses_shm(const kp_sched *s)
+{
+    if (s->shm_bytes > 0)
+        return 1;
+    for (int i = 0; i < s->nops; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
+            (op->kind == KP_OP_COPY && (op->u.copy.src.buf == KP_BUF_SHM || op->u.copy.dst.buf == KP_BUF_SHM)))
+            return 1;
+    }
+    return 0;
+}
+
 /* validate shapes and operations, compute the granule */
 static int validate(ctx *c)
 {
@@ -613,6 +651,13 @@ static int validate(ctx *c)
         }
     }
     c->g = g > 0 ? g : 1;
+    /* the executor counts calls that use shared memory; a node's ranks must agree */
+    for (int r = 0; r < c->P; r++) {
+        const int lead = kp_layout_leader(c->L, c->L->node_of[r]);
+        if (uses_shm(&sc[r]) != uses_shm(&sc[lead]))
+            return fail(c, "rank %d %s shared memory but its node's leader %d %s", r,
+                        uses_shm(&sc[r]) ? "uses" : "does not use", lead, uses_shm(&sc[lead]) ? "does" : "does not");
+    }
     return 0;
 }
 
@@ -691,7 +736,8 @@ static void run(ctx *c, int64_t blk)
                 progress = 1;
             }
             if (st->cur >= c->sc[r].nops) { /* call complete */
-                if (check_final(c, r, st->call, blk) || user_touch(c, r, st->call))
+                if (check_final(c, r, st->call, blk) || check_node_sync(c, r, st->call) ||
+                    user_touch(c, r, st->call))
                     break;
                 memset(st->done, 0, (size_t)c->sc[r].nops + 1);
                 st->cur = 0;

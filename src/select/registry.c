@@ -228,9 +228,11 @@ int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
     kp_sched_init_coll(s, a->coll, rank, P, bytes, root, inplace);
     s->layout = L;
     if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1) ||
-        ((a->params & KP_PARAM_N) && p.n < 1))
-        return kp_sched_refuse(s, KP_ERR_PARAM, "%s: parameters must be >= 1 (k=%d, C=%d, n=%d)", a->name, p.k, p.C,
-                               p.n);
+        ((a->params & KP_PARAM_N) && p.n < 1) || ((a->params & KP_PARAM_TREE) && (p.tree < 1 || p.tree > 2)) ||
+        ((a->params & KP_PARAM_CHUNK) && p.chunk_kb < 0))
+        return kp_sched_refuse(s, KP_ERR_PARAM,
+                               "%s: invalid parameters (k=%d, C=%d, n=%d >= 1; tree=%d in 1..2; chunk_kb=%d >= 0)",
+                               a->name, p.k, p.C, p.n, p.tree, p.chunk_kb);
     int rc = a->build(s, &p);
     if (rc == KP_SUCCESS && s->err)
         rc = s->err;

@@ -29,6 +29,8 @@ static struct {
     char load_err[300];
     int verbose;
     int fallback;
+    int64_t shm_max, single_copy_min; /* thresholds, see kp_select_auto */
+    int chunk_kb;
     int fallback_set; /* by kp_set_fallback: overrides the environment */
     unsigned gen; /* changes whenever a setting does: invalidates fast paths */
     int forced_set[KP_COLL_COUNT]; /* by kp_set_algorithm */
@@ -43,6 +45,35 @@ int kp_settings_load(void)
     if (st.loaded)
         return st.load_rc ? kp_error(st.load_rc, "%s", st.load_err) : KP_SUCCESS;
     st.loaded = 1;
+    st.shm_max = (int64_t)64 << 20;
+    st.single_copy_min = (int64_t)256 << 10;
+    st.chunk_kb = 0;
+    static const struct { const char *name; int64_t *slot; int kb; } thr[] = {
+        {"KPORT_SHM_MAX", &st.shm_max, 0}, {"KPORT_SINGLE_COPY_MIN", &st.single_copy_min, 0}};
+    for (size_t i = 0; i < sizeof(thr) / sizeof(thr[0]) && !st.load_rc; i++) {
+        const char *e = getenv(thr[i].name);
+        char *end;
+        if (!e || !*e)
+            continue;
+        long long x = strtoll(e, &end, 10);
+        if (*end || x < 0) {
+            st.load_rc = KP_ERR_PARAM;
+            snprintf(st.load_err, sizeof(st.load_err), "%s=\"%s\": expected a byte count >= 0", thr[i].name, e);
+        } else {
+            *thr[i].slot = x;
+        }
+    }
+    const char *ck = getenv("KPORT_SHM_CHUNK_KB");
+    if (ck && *ck && !st.load_rc) {
+        char *end;
+        long x = strtol(ck, &end, 10);
+        if (*end || x < 0 || x > 1000000) {
+            st.load_rc = KP_ERR_PARAM;
+            snprintf(st.load_err, sizeof(st.load_err), "KPORT_SHM_CHUNK_KB=\"%s\": expected 0..1000000", ck);
+        } else {
+            st.chunk_kb = (int)x;
+        }
+    }
     const char *v = getenv("KPORT_VERBOSE");
     st.verbose = v && *v && strcmp(v, "0") != 0;
     if (!st.fallback_set) {
@@ -141,25 +172,64 @@ static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const
 }
 
 /*
- * Built-in rules (measured on a 2-core node, see docs/PERFORMANCE.md).
- * All-gather: recursive doubling for power-of-two P up to a total of
- * 256 KiB, Bruck (k = 1) for other P up to 64 KiB in total, the ring above.
+ * Built-in rules. The thresholds are parameters (environment variables read
+ * once, defaults measured on this project's 2-core node: see
+ * docs/PERFORMANCE.md, "Thresholds"):
+ *   KPORT_SHM_MAX          largest block (bytes) that goes through shared
+ *                          memory inside a node; above it, MPI point-to-point
+ *   KPORT_SINGLE_COPY_MIN  smallest block read single-copy (cross-memory
+ *                          attach) instead of the two-copy shared segment
+ *   KPORT_SHM_CHUNK_KB     pipelining chunk of the two-copy path
+ *
+ * All-gather:
+ *   one node, P > 1:   shm_single_copy from KPORT_SINGLE_COPY_MIN when cross-
+ *                      memory attach works, else shm_flat (up to KPORT_SHM_MAX)
+ *   several nodes, some with more than one rank: smp_bruck (k = 2) up to
+ *                      8 KiB per block, smp_direct (k = 2) above
+ *   otherwise (one rank per node, or blocks above KPORT_SHM_MAX):
+ *                      recursive doubling for power-of-two P up to 256 KiB in
+ *                      total, Bruck (k = 1) for other P up to 64 KiB, the ring
  */
-void kp_select_auto(int coll, int P, int64_t bytes, kp_choice *ch)
+static void auto_allgather(const kp_layout *L, int P, int64_t bytes, kp_choice *ch)
+{
+    const int coll = KP_COLL_ALLGATHER;
+    const int64_t total = bytes * P;
+    const kp_params none = {0};
+    const int hier = L && L->nnodes < P;
+    if (hier && bytes <= st.shm_max) {
+        if (L->nnodes == 1) {
+            if (L->cma && bytes >= st.single_copy_min)
+                pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
+                     (long long)bytes, (long long)st.single_copy_min);
+            else
+                pick(ch, coll, "shm_flat", (kp_params){.chunk_kb = st.chunk_kb}, "one node, bytes=%lld%s",
+                     (long long)bytes, L->cma ? "" : ", no cross-memory attach");
+        } else if (bytes <= 8192) {
+            pick(ch, coll, "smp_bruck", (kp_params){.k = 2}, "%d nodes, bytes=%lld <= 8 KiB", L->nnodes,
+                 (long long)bytes);
+        } else {
+            pick(ch, coll, "smp_direct", (kp_params){.k = 2}, "%d nodes, bytes=%lld > 8 KiB", L->nnodes,
+                 (long long)bytes);
+        }
+        return;
+    }
+    if (kp_is_pow2(P) && total <= ((int64_t)256 << 10))
+        pick(ch, coll, "recursive_doubling", none, "P=%d is a power of two and P*bytes=%lld <= 256 KiB", P,
+             (long long)total);
+    else if (total <= ((int64_t)64 << 10))
+        pick(ch, coll, "bruck", (kp_params){.k = 1}, "P*bytes=%lld <= 64 KiB, P=%d not a power of two",
+             (long long)total, P);
+    else
+        pick(ch, coll, "ring", none, "P*bytes=%lld > 64 KiB", (long long)total);
+}
+
+void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choice *ch)
 {
     memset(ch, 0, sizeof(*ch));
-    const int64_t total = bytes * P;
     const kp_params none = {0};
     switch (coll) {
     case KP_COLL_ALLGATHER:
-        if (kp_is_pow2(P) && total <= ((int64_t)256 << 10))
-            pick(ch, coll, "recursive_doubling", none, "P=%d is a power of two and P*bytes=%lld <= 256 KiB", P,
-                 (long long)total);
-        else if (total <= ((int64_t)64 << 10))
-            pick(ch, coll, "bruck", (kp_params){.k = 1}, "P*bytes=%lld <= 64 KiB, P=%d not a power of two",
-                 (long long)total, P);
-        else
-            pick(ch, coll, "ring", none, "P*bytes=%lld > 64 KiB", (long long)total);
+        auto_allgather(L, P, bytes, ch);
         break;
     case KP_COLL_BARRIER:
         pick(ch, coll, "dissemination", none, "P=%d", P);
@@ -256,7 +326,7 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         pl->announced = 1;
         fell = "fallback from a forced algorithm that cannot apply";
     }
-    kp_select_auto(coll, c->size, bytes, &ch);
+    kp_select_auto(coll, &c->layout, c->size, bytes, &ch);
     rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;

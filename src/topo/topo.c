@@ -80,12 +80,12 @@ static int cma_probe(kp_comm *c)
         return 1;
     kp_shm_slot *me = &c->shm.slots[c->local];
     me->addr[0] = (uint64_t)(uintptr_t)&magic;
-    MPI_Barrier(c->node);
+    PMPI_Barrier(c->node);
     kp_shm_slot *peer = &c->shm.slots[(c->local + 1) % c->node_size];
     uint64_t got = 0;
     struct iovec l = {&got, sizeof(got)}, r = {(void *)(uintptr_t)peer->addr[0], sizeof(got)};
     ssize_t n = process_vm_readv((pid_t)peer->pid, &l, 1, &r, 1, 0);
-    MPI_Barrier(c->node);
+    PMPI_Barrier(c->node);
     return n == (ssize_t)sizeof(got) && got == magic;
 }
 

@@ -160,10 +160,34 @@ static inline void kt_put(unsigned char *p, int kind, uint32_t v)
 }
 
 /* Sentinel byte at position pos of a guarded buffer (never written by a
- * correct call). */
+ * correct call); periodic with period KT_SENT_PERIOD so buffers fill fast. */
+#define KT_SENT_PERIOD 4093 /* prime: no alignment with block sizes */
+
 static inline unsigned char kt_sentinel(size_t pos)
 {
-    return (unsigned char)(0xA5u ^ (unsigned)(pos * 29u) ^ (unsigned)(pos >> 7));
+    size_t q = pos % KT_SENT_PERIOD;
+    return (unsigned char)(0xA5u ^ (unsigned)(q * 29u) ^ (unsigned)(q >> 7));
+}
+
+/* Fill n bytes at p, which sit at position pos0 of their buffer, with the
+ * sentinel. */
+static inline void kt_sentinel_fill(unsigned char *p, size_t pos0, size_t n)
+{
+    static unsigned char pat[2 * KT_SENT_PERIOD];
+    static int ready = 0;
+    if (!ready) {
+        for (size_t i = 0; i < 2 * KT_SENT_PERIOD; i++)
+            pat[i] = kt_sentinel(i);
+        ready = 1;
+    }
+    size_t i = 0;
+    while (i < n) {
+        size_t q = (pos0 + i) % KT_SENT_PERIOD, chunk = KT_SENT_PERIOD;
+        if (chunk > n - i)
+            chunk = n - i;
+        memcpy(p + i, pat + q, chunk);
+        i += chunk;
+    }
 }
 
 /* ---- datatype layouts -------------------------------------------------------- */
@@ -175,8 +199,10 @@ typedef struct kt_layout {
     MPI_Datatype type;
     int kind;        /* enum kt_kind of every basic element */
     int nelem;       /* basic elements per item */
-    MPI_Aint extent; /* bytes per item (lower bound 0) */
-    MPI_Aint off[KT_MAX_ELEM]; /* byte offset of each basic element in an item */
+    MPI_Aint extent; /* bytes per item */
+    MPI_Aint off[KT_MAX_ELEM]; /* byte offset of each basic element in an item, in
+                                * signature order (not necessarily increasing) */
+    MPI_Aint lb;     /* lower bound MPI reports (0 unless set) */
 } kt_layout;
 
 static inline kt_layout kt_layout_basic(const char *name, MPI_Datatype t, int kind)
@@ -191,16 +217,28 @@ static inline kt_layout kt_layout_basic(const char *name, MPI_Datatype t, int ki
     return L;
 }
 
-/* Check that MPI agrees with a hand-written layout (size and extent). */
+/* Check that MPI agrees with a hand-written layout (size, lb and extent). */
 static inline void kt_layout_verify(const kt_layout *L)
 {
     int size;
     MPI_Aint lb, ext;
     MPI_Type_size(L->type, &size);
     MPI_Type_get_extent(L->type, &lb, &ext);
-    kt_expect(size == L->nelem * kt_kind_size(L->kind) && lb == 0 && ext == L->extent,
-              "test bug: layout %s: MPI says size %d lb %ld extent %ld, test assumes %d/0/%ld", L->name,
-              size, (long)lb, (long)ext, L->nelem * kt_kind_size(L->kind), (long)L->extent);
+    kt_expect(size == L->nelem * kt_kind_size(L->kind) && lb == L->lb && ext == L->extent,
+              "test bug: layout %s: MPI says size %d lb %ld extent %ld, test assumes %d/%ld/%ld", L->name, size,
+              (long)lb, (long)ext, L->nelem * kt_kind_size(L->kind), (long)L->lb, (long)L->extent);
+}
+
+/* Bytes the data of `count` items reaches beyond count * extent (elements
+ * placed after the extent, e.g. by a positive lower bound): a buffer for
+ * count items needs count * extent + kt_layout_tail(L) bytes. */
+static inline MPI_Aint kt_layout_tail(const kt_layout *L)
+{
+    MPI_Aint end = 0;
+    for (int e = 0; e < L->nelem; e++)
+        if (L->off[e] + kt_kind_size(L->kind) > end)
+            end = L->off[e] + kt_kind_size(L->kind);
+    return end > L->extent ? end - L->extent : 0;
 }
 
 /* Write the nbasic elements of `origin`'s contribution, laid out as items of
@@ -218,6 +256,109 @@ static inline void kt_fill(unsigned char *base, const kt_layout *L, int64_t nbas
         int e = (int)(j % L->nelem);
         kt_put(base + item * L->extent + L->off[e], L->kind, kt_val(origin, j, tag));
     }
+}
+
+/* Like kt_fill, but element j holds kt_val(origin, first + j, tag): block d
+ * of an all-to-all send buffer is the elements d*n .. d*n+n-1 of its origin. */
+static inline void kt_fill_at(unsigned char *base, const kt_layout *L, int64_t nbasic, int origin, int tag,
+                              int64_t first)
+{
+    const int sz = kt_kind_size(L->kind);
+    for (int64_t j = 0; j < nbasic; j++) {
+        unsigned char *p = L->nelem == 1 ? base + j * sz : base + (j / L->nelem) * L->extent + L->off[j % L->nelem];
+        kt_put(p, L->kind, kt_val(origin, first + j, tag));
+    }
+}
+
+/* The datatypes the MPI tests use: builtin, a contiguous derived type, a
+ * strided vector with gaps inside and after each item, a vector whose
+ * blocks touch (gap-free in memory, derived in MPI), a gap-free type whose
+ * signature order is not its memory order, and a gap-free type with a
+ * positive lower bound. */
+typedef struct kt_types {
+    kt_layout byte, i32, dbl;
+    kt_layout c3;   /* MPI_Type_contiguous(3, MPI_INT) */
+    kt_layout vec;  /* vector(3 blocks of 2 ints, stride 3) resized to 10 ints */
+    kt_layout vecc; /* vector(2 blocks of 3 ints, stride 3) */
+    kt_layout perm; /* indexed: int at int offset 1, then int at 0 (8 bytes, no gap) */
+    kt_layout lb8;  /* hindexed: 3 ints at byte 8 (lb 8, extent 12, no gap) */
+} kt_types;
+
+static inline void kt_types_make(kt_types *T)
+{
+    memset(T, 0, sizeof(*T));
+    T->byte = kt_layout_basic("byte", MPI_BYTE, KT_U8);
+    T->i32 = kt_layout_basic("int", MPI_INT, KT_I32);
+    T->dbl = kt_layout_basic("double", MPI_DOUBLE, KT_F64);
+
+    T->c3.name = "contig3int";
+    MPI_Type_contiguous(3, MPI_INT, &T->c3.type);
+    MPI_Type_commit(&T->c3.type);
+    T->c3.kind = KT_I32;
+    T->c3.nelem = 3;
+    T->c3.extent = 12;
+    for (int i = 0; i < 3; i++)
+        T->c3.off[i] = 4 * i;
+
+    /* ints at 0,1, 3,4, 6,7; gaps at 2, 5, 8, 9 */
+    MPI_Datatype v;
+    T->vec.name = "vector3x2s3";
+    MPI_Type_vector(3, 2, 3, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 40, &T->vec.type);
+    MPI_Type_free(&v);
+    MPI_Type_commit(&T->vec.type);
+    T->vec.kind = KT_I32;
+    T->vec.nelem = 6;
+    T->vec.extent = 40;
+    const int voff[6] = {0, 1, 3, 4, 6, 7};
+    for (int i = 0; i < 6; i++)
+        T->vec.off[i] = 4 * voff[i];
+
+    T->vecc.name = "vector2x3s3";
+    MPI_Type_vector(2, 3, 3, MPI_INT, &T->vecc.type);
+    MPI_Type_commit(&T->vecc.type);
+    T->vecc.kind = KT_I32;
+    T->vecc.nelem = 6;
+    T->vecc.extent = 24;
+    for (int i = 0; i < 6; i++)
+        T->vecc.off[i] = 4 * i;
+
+    /* signature (int@4, int@0): the same bytes as 2 ints, another order */
+    const int pbl[2] = {1, 1}, pdisp[2] = {1, 0};
+    T->perm.name = "indexed{1,0}";
+    MPI_Type_indexed(2, pbl, pdisp, MPI_INT, &T->perm.type);
+    MPI_Type_commit(&T->perm.type);
+    T->perm.kind = KT_I32;
+    T->perm.nelem = 2;
+    T->perm.extent = 8;
+    T->perm.off[0] = 4;
+    T->perm.off[1] = 0;
+
+    /* 3 ints starting at byte 8: lb = true lb = 8, extent 12 */
+    const int lbl[1] = {3};
+    const MPI_Aint ldisp[1] = {8};
+    T->lb8.name = "hindexed@8";
+    MPI_Type_create_hindexed(1, lbl, ldisp, MPI_INT, &T->lb8.type);
+    MPI_Type_commit(&T->lb8.type);
+    T->lb8.kind = KT_I32;
+    T->lb8.nelem = 3;
+    T->lb8.extent = 12;
+    T->lb8.lb = 8;
+    for (int i = 0; i < 3; i++)
+        T->lb8.off[i] = 8 + 4 * i;
+
+    const kt_layout *all[] = {&T->byte, &T->i32, &T->dbl, &T->c3, &T->vec, &T->vecc, &T->perm, &T->lb8};
+    for (int i = 0; i < 8; i++)
+        kt_layout_verify(all[i]);
+}
+
+static inline void kt_types_free(kt_types *T)
+{
+    MPI_Type_free(&T->c3.type);
+    MPI_Type_free(&T->vec.type);
+    MPI_Type_free(&T->vecc.type);
+    MPI_Type_free(&T->perm.type);
+    MPI_Type_free(&T->lb8.type);
 }
 
 /* ---- guarded buffers ------------------------------------------------------- */
@@ -240,8 +381,7 @@ static inline kt_gbuf kt_gbuf_alloc(size_t len, size_t skew)
         fprintf(stderr, "[rank %d] test: out of memory (%zu bytes)\n", kt_st.rank, b.total);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    for (size_t i = 0; i < b.total; i++)
-        b.mem[i] = kt_sentinel(i);
+    kt_sentinel_fill(b.mem, 0, b.total);
     b.p = b.mem + KT_GUARD + skew;
     b.len = len;
     return b;
@@ -302,28 +442,34 @@ static inline int kt_compare(const kt_gbuf *got, const kt_gbuf *exp, int64_t blo
 
 /* ---- algorithm names ------------------------------------------------------- */
 
-/* Is the name part of `spec` (before ':') a registered all-gather algorithm? */
-static inline int kt_registered(const char *spec)
+/* Is the name part of `spec` (before ':') a registered algorithm of coll? */
+static inline int kt_registered_coll(enum kp_coll coll, const char *spec)
 {
     size_t n = strcspn(spec, ":");
-    int cnt = kp_algorithm_count(KP_COLL_ALLGATHER);
+    int cnt = kp_algorithm_count(coll);
     for (int i = 0; i < cnt; i++) {
-        const char *a = kp_algorithm_name(KP_COLL_ALLGATHER, i);
+        const char *a = kp_algorithm_name(coll, i);
         if (a && strlen(a) == n && strncmp(a, spec, n) == 0)
             return 1;
     }
     return 0;
 }
 
-/* Does kp_last_algorithm()'s `last` ("name:k=3,C=2") describe the forced
+/* Is the name part of `spec` (before ':') a registered all-gather algorithm? */
+static inline int kt_registered(const char *spec)
+{
+    return kt_registered_coll(KP_COLL_ALLGATHER, spec);
+}
+
+/* Does kp_last_algorithm(coll)'s `last` ("name:k=3,C=2") describe the forced
  * `spec`: same name and every parameter given in spec present with the same
- * value? "auto" matches any registered algorithm. */
-static inline int kt_spec_matches(const char *spec, const char *last)
+ * value? "auto" matches any registered algorithm of coll. */
+static inline int kt_spec_matches_coll(enum kp_coll coll, const char *spec, const char *last)
 {
     if (!last || !*last)
         return 0;
     if (strcmp(spec, "auto") == 0)
-        return kt_registered(last);
+        return kt_registered_coll(coll, last);
     size_t ns = strcspn(spec, ":"), nl = strcspn(last, ":");
     if (ns != nl || strncmp(spec, last, ns) != 0)
         return 0;
@@ -347,6 +493,12 @@ static inline int kt_spec_matches(const char *spec, const char *last)
             return 0;
     }
     return 1;
+}
+
+/* The same for all-gather: "auto" matches any registered all-gather algorithm. */
+static inline int kt_spec_matches(const char *spec, const char *last)
+{
+    return kt_spec_matches_coll(KP_COLL_ALLGATHER, spec, last);
 }
 
 /* Same integer on every rank of comm? Returns 1 and sets *lo, *hi. */

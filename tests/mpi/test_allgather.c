@@ -23,13 +23,18 @@
  *   - a contiguous derived type (3 MPI_INT), and different layouts with the
  *     same signature on both sides (6n MPI_INT -> 2n of it, and back);
  *   - a strided vector type (gaps inside and after each item) on the send
- *     side, the receive side or both, and a vector that is contiguous:
- *     either correct (gaps untouched) or KP_ERR_DATATYPE;
+ *     side, the receive side or both, a vector that is contiguous, a
+ *     gap-free indexed type whose signature order is not its memory order
+ *     (ints at offsets 4, 0), a gap-free type with lower bound 8: either
+ *     correct (gaps untouched) or KP_ERR_DATATYPE;
  *   - MPI_IN_PLACE; count 0 (nothing written); MPI_COMM_SELF;
  *   - communicators from MPI_Comm_split with reversed rank order, split in
  *     two halves, freed, and a new split made after the free;
+ *   - a user's MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG) pending on the
+ *     communicator during a call: it must not catch kport's messages;
  *   - n back-to-back calls without synchronisation in between, cycling
- *     sizes from 0 to 128 KiB per rank, types, in place, two communicators.
+ *     sizes from 0 to 70000 bytes per rank, types, in place, two
+ *     communicators.
  * A forced algorithm may also refuse single calls (e.g. a sub-communicator
  * of a size it does not support) with KP_ERR_UNSUPPORTED on every rank; that
  * is counted and shown in the summary. Every call's return code must agree
@@ -57,63 +62,7 @@ typedef struct astats {
     long dtype_refused; /* calls refused with KP_ERR_DATATYPE (allowed) */
 } astats;
 
-static kt_layout L_BYTE, L_INT, L_DBL, L_C3, L_VEC, L_VECC;
-
-static void make_layouts(void)
-{
-    L_BYTE = kt_layout_basic("byte", MPI_BYTE, KT_U8);
-    L_INT = kt_layout_basic("int", MPI_INT, KT_I32);
-    L_DBL = kt_layout_basic("double", MPI_DOUBLE, KT_F64);
-
-    /* 3 contiguous ints */
-    memset(&L_C3, 0, sizeof(L_C3));
-    L_C3.name = "contig3int";
-    MPI_Type_contiguous(3, MPI_INT, &L_C3.type);
-    MPI_Type_commit(&L_C3.type);
-    L_C3.kind = KT_I32;
-    L_C3.nelem = 3;
-    L_C3.extent = 12;
-    for (int i = 0; i < 3; i++)
-        L_C3.off[i] = 4 * i;
-
-    /* vector(3 blocks of 2 ints, stride 3) resized to 10 ints: ints at
-     * 0,1, 3,4, 6,7; gaps at 2, 5, 8, 9 */
-    MPI_Datatype v;
-    memset(&L_VEC, 0, sizeof(L_VEC));
-    L_VEC.name = "vector3x2s3";
-    MPI_Type_vector(3, 2, 3, MPI_INT, &v);
-    MPI_Type_create_resized(v, 0, 40, &L_VEC.type);
-    MPI_Type_free(&v);
-    MPI_Type_commit(&L_VEC.type);
-    L_VEC.kind = KT_I32;
-    L_VEC.nelem = 6;
-    L_VEC.extent = 40;
-    const int voff[6] = {0, 1, 3, 4, 6, 7};
-    for (int i = 0; i < 6; i++)
-        L_VEC.off[i] = 4 * voff[i];
-
-    /* a vector whose blocks touch: contiguous in memory, derived in MPI */
-    memset(&L_VECC, 0, sizeof(L_VECC));
-    L_VECC.name = "vector2x3s3";
-    MPI_Type_vector(2, 3, 3, MPI_INT, &L_VECC.type);
-    MPI_Type_commit(&L_VECC.type);
-    L_VECC.kind = KT_I32;
-    L_VECC.nelem = 6;
-    L_VECC.extent = 24;
-    for (int i = 0; i < 6; i++)
-        L_VECC.off[i] = 4 * i;
-
-    const kt_layout *all[] = {&L_BYTE, &L_INT, &L_DBL, &L_C3, &L_VEC, &L_VECC};
-    for (int i = 0; i < 6; i++)
-        kt_layout_verify(all[i]);
-}
-
-static void free_layouts(void)
-{
-    MPI_Type_free(&L_C3.type);
-    MPI_Type_free(&L_VEC.type);
-    MPI_Type_free(&L_VECC.type);
-}
+static kt_types T;
 
 static acase mk(const kt_layout *st, int64_t sc, const kt_layout *rt, int64_t rc, int inplace, size_t skew,
                 int dtype_ok)
@@ -141,41 +90,51 @@ static acase mk(const kt_layout *st, int64_t sc, const kt_layout *rt, int64_t rc
 static int world_cases(acase *c)
 {
     int n = 0;
-    c[n++] = mk(&L_INT, 100, &L_INT, 100, 0, 0, 0);
+    c[n++] = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
     const int counts[4] = {1, 3, 100, 1000};
-    const kt_layout *basic[3] = {&L_BYTE, &L_INT, &L_DBL};
+    const kt_layout *basic[3] = {&T.byte, &T.i32, &T.dbl};
     for (int t = 0; t < 3; t++)
         for (int i = 0; i < 4; i++)
             if (!(t == 1 && counts[i] == 100))
                 c[n++] = mk(basic[t], counts[i], basic[t], counts[i], 0, 0, 0);
-    c[n++] = mk(&L_BYTE, 1000, &L_BYTE, 1000, 0, 1, 0);
-    c[n++] = mk(&L_BYTE, 3, &L_BYTE, 3, 0, 3, 0);
-    c[n++] = mk(&L_DBL, 9000, &L_DBL, 9000, 0, 0, 0); /* 72000 bytes per rank */
+    c[n++] = mk(&T.byte, 1000, &T.byte, 1000, 0, 1, 0);
+    c[n++] = mk(&T.byte, 3, &T.byte, 3, 0, 3, 0);
+    c[n++] = mk(&T.dbl, 9000, &T.dbl, 9000, 0, 0, 0); /* 72000 bytes per rank */
     /* contiguous derived type, and same signature with different layouts */
-    c[n++] = mk(&L_C3, 1, &L_C3, 1, 0, 0, 0);
-    c[n++] = mk(&L_C3, 50, &L_C3, 50, 0, 0, 0);
-    c[n++] = mk(&L_INT, 6, &L_C3, 2, 0, 0, 0);
-    c[n++] = mk(&L_INT, 240, &L_C3, 80, 0, 0, 0);
-    c[n++] = mk(&L_C3, 7, &L_INT, 21, 0, 0, 0);
+    c[n++] = mk(&T.c3, 1, &T.c3, 1, 0, 0, 0);
+    c[n++] = mk(&T.c3, 50, &T.c3, 50, 0, 0, 0);
+    c[n++] = mk(&T.i32, 6, &T.c3, 2, 0, 0, 0);
+    c[n++] = mk(&T.i32, 240, &T.c3, 80, 0, 0, 0);
+    c[n++] = mk(&T.c3, 7, &T.i32, 21, 0, 0, 0);
+    /* gap-free types that are not plain runs of their signature: elements in
+     * another order, a positive lower bound; correct or KP_ERR_DATATYPE */
+    c[n++] = mk(&T.perm, 10, &T.perm, 10, 0, 0, 1);
+    c[n++] = mk(&T.perm, 10, &T.i32, 20, 0, 0, 1);
+    c[n++] = mk(&T.i32, 20, &T.perm, 10, 0, 0, 1);
+    c[n++] = mk(NULL, 0, &T.perm, 4, 1, 0, 1);
+    c[n++] = mk(&T.lb8, 5, &T.lb8, 5, 0, 0, 1);
+    c[n++] = mk(&T.i32, 15, &T.lb8, 5, 0, 0, 1);
+    c[n++] = mk(&T.lb8, 5, &T.c3, 5, 0, 0, 1);
+    c[n++] = mk(NULL, 0, &T.lb8, 2, 1, 0, 1);
     /* non-contiguous: correct or KP_ERR_DATATYPE */
-    c[n++] = mk(&L_VEC, 1, &L_VEC, 1, 0, 0, 1);
-    c[n++] = mk(&L_VEC, 20, &L_VEC, 20, 0, 0, 1);
-    c[n++] = mk(&L_VEC, 5, &L_INT, 30, 0, 0, 1);
-    c[n++] = mk(&L_INT, 30, &L_VEC, 5, 0, 0, 1);
-    c[n++] = mk(&L_VEC, 4, &L_C3, 8, 0, 0, 1);
-    c[n++] = mk(&L_VECC, 10, &L_VECC, 10, 0, 0, 1);
-    c[n++] = mk(&L_VECC, 10, &L_INT, 60, 0, 0, 1);
+    c[n++] = mk(&T.vec, 1, &T.vec, 1, 0, 0, 1);
+    c[n++] = mk(&T.vec, 20, &T.vec, 20, 0, 0, 1);
+    c[n++] = mk(&T.vec, 5, &T.i32, 30, 0, 0, 1);
+    c[n++] = mk(&T.i32, 30, &T.vec, 5, 0, 0, 1);
+    c[n++] = mk(&T.vec, 4, &T.c3, 8, 0, 0, 1);
+    c[n++] = mk(&T.vecc, 10, &T.vecc, 10, 0, 0, 1);
+    c[n++] = mk(&T.vecc, 10, &T.i32, 60, 0, 0, 1);
     /* in place */
-    c[n++] = mk(NULL, 0, &L_INT, 100, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &L_BYTE, 7, 1, 1, 0);
-    c[n++] = mk(NULL, 0, &L_DBL, 1000, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &L_C3, 5, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &L_VEC, 3, 1, 0, 1);
+    c[n++] = mk(NULL, 0, &T.i32, 100, 1, 0, 0);
+    c[n++] = mk(NULL, 0, &T.byte, 7, 1, 1, 0);
+    c[n++] = mk(NULL, 0, &T.dbl, 1000, 1, 0, 0);
+    c[n++] = mk(NULL, 0, &T.c3, 5, 1, 0, 0);
+    c[n++] = mk(NULL, 0, &T.vec, 3, 1, 0, 1);
     /* count 0: nothing may be written */
-    c[n++] = mk(&L_INT, 0, &L_INT, 0, 0, 0, 0);
-    c[n++] = mk(&L_BYTE, 0, &L_BYTE, 0, 0, 1, 0);
-    c[n++] = mk(&L_C3, 0, &L_INT, 0, 0, 0, 0);
-    c[n++] = mk(NULL, 0, &L_DBL, 0, 1, 0, 0);
+    c[n++] = mk(&T.i32, 0, &T.i32, 0, 0, 0, 0);
+    c[n++] = mk(&T.byte, 0, &T.byte, 0, 0, 1, 0);
+    c[n++] = mk(&T.c3, 0, &T.i32, 0, 0, 0, 0);
+    c[n++] = mk(NULL, 0, &T.dbl, 0, 1, 0, 0);
     return n;
 }
 
@@ -195,11 +154,11 @@ static void call_prepare(call *k, const acase *c, MPI_Comm comm, int tag)
     memset(k, 0, sizeof(*k));
     k->rstride = c->rc * c->rt->extent;
     k->nbasic = c->rc * c->rt->nelem;
-    k->recv = kt_gbuf_alloc((size_t)(P * k->rstride), c->skew);
+    k->recv = kt_gbuf_alloc((size_t)(P * k->rstride + (c->rc > 0 ? kt_layout_tail(c->rt) : 0)), c->skew);
     if (c->inplace) {
         kt_fill(k->recv.p + me * k->rstride, c->rt, k->nbasic, me, tag);
     } else {
-        k->send = kt_gbuf_alloc((size_t)(c->sc * c->st->extent), c->skew);
+        k->send = kt_gbuf_alloc((size_t)(c->sc * c->st->extent + (c->sc > 0 ? kt_layout_tail(c->st) : 0)), c->skew);
         kt_fill(k->send.p, c->st, c->sc * c->st->nelem, me, tag);
         k->send0 = kt_gbuf_clone(&k->send);
     }
@@ -226,7 +185,7 @@ static void call_check(call *k, const acase *c, MPI_Comm comm, int tag, int rc, 
     if (rc == KP_SUCCESS)
         for (int o = 0; o < P; o++)
             kt_fill(exp.p + o * k->rstride, c->rt, k->nbasic, o, tag);
-    char w2[400];
+    char w2[512];
     snprintf(w2, sizeof(w2), "%s%s: receive buffer%s", ctx, what, rc == KP_SUCCESS ? "" : " after a refusal");
     kt_compare(&k->recv, &exp, k->rstride, w2);
     kt_gbuf_free(&exp);
@@ -288,8 +247,8 @@ static void split_cases(const char *spec, int tag0, astats *as)
     int P, me;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    acase rev_cases[4] = {mk(&L_INT, 100, &L_INT, 100, 0, 0, 0), mk(&L_BYTE, 1000, &L_BYTE, 1000, 0, 1, 0),
-                          mk(NULL, 0, &L_INT, 33, 1, 0, 0), mk(&L_C3, 5, &L_C3, 5, 0, 0, 0)};
+    acase rev_cases[4] = {mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), mk(&T.byte, 1000, &T.byte, 1000, 0, 1, 0),
+                          mk(NULL, 0, &T.i32, 33, 1, 0, 0), mk(&T.c3, 5, &T.c3, 5, 0, 0, 0)};
 
     /* reversed rank order */
     MPI_Comm rev;
@@ -305,7 +264,7 @@ static void split_cases(const char *spec, int tag0, astats *as)
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, P - me, &half);
     for (int i = 0; i < 2; i++) {
-        acase c = i == 0 ? mk(&L_INT, 100, &L_INT, 100, 0, 0, 0) : mk(&L_BYTE, 5, &L_BYTE, 5, 0, 0, 0);
+        acase c = i == 0 ? mk(&T.i32, 100, &T.i32, 100, 0, 0, 0) : mk(&T.byte, 5, &T.byte, 5, 0, 0, 0);
         run_case(spec, &c, half, tag0 + 10 + i, as);
     }
     MPI_Comm_free(&half);
@@ -318,17 +277,42 @@ static void split_cases(const char *spec, int tag0, astats *as)
     MPI_Comm_free(&again);
 
     /* MPI_COMM_SELF */
-    acase self = mk(&L_INT, 100, &L_INT, 100, 0, 0, 0);
+    acase self = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
     run_case(spec, &self, MPI_COMM_SELF, tag0 + 30, as);
+
+    /* a user's wildcard receive pending on the communicator during the call
+     * must not match kport's traffic (which belongs on a private duplicate) */
+    unsigned char ubuf[256];
+    int marker = 0x5eed0000 + me, flag = 0;
+    MPI_Request rq;
+    MPI_Status st;
+    MPI_Irecv(ubuf, (int)sizeof(ubuf), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
+    acase wc = mk(&T.byte, 200, &T.byte, 200, 0, 0, 0);
+    run_case(spec, &wc, MPI_COMM_WORLD, tag0 + 40, as);
+    MPI_Test(&rq, &flag, &st);
+    if (kt_expect(!flag, "%s: a pending MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG) on the user's communicator matched a "
+                         "message of kport (source %d, tag %d)",
+                  spec, st.MPI_SOURCE, st.MPI_TAG)) {
+        MPI_Send(&marker, 1, MPI_INT, me, 4321, MPI_COMM_WORLD);
+        MPI_Wait(&rq, &st);
+        int got;
+        memcpy(&got, ubuf, sizeof(got));
+        kt_expect(got == marker && st.MPI_TAG == 4321 && st.MPI_SOURCE == me,
+                  "%s: the user's wildcard receive got tag %d from %d", spec, st.MPI_TAG, st.MPI_SOURCE);
+    }
 }
 
-/* n calls back to back with no synchronisation in between: sizes from 0 to
- * 128 KiB per rank, three types, in place now and then, and every fifth call
- * on a second communicator (reversed rank order). */
+/* n calls back to back with no synchronisation in between, on a cycle of
+ * 50 sizes from 0 to 70000 bytes per rank (two above 64 KiB: few, since
+ * large blocks are slow on oversubscribed cores), as bytes in the first
+ * cycle and as ints / doubles in the second, in place every sixth call and
+ * every fifth call on a second communicator (reversed rank order). */
 static void back_to_back(const char *spec, int n, int tag0, astats *as)
 {
-    static const int64_t sizes[] = {1, 17, 4096, 3, 70000, 0, 65536, 65537, 255, 8,
-                                    131075, 1000, 2, 40000, 5, 12, 99999};
+    static const int64_t sizes[50] = {1,   17, 4096, 3,  0,    255,   8,  1000, 2,     12,  100, 5,  33,
+                                      2048, 7, 511,  64, 13,   4,     70000, 9,  1,     40,  300, 6,  23,
+                                      11,  0,  129,  1024, 2,  77,    16384, 3,  500,   31,  15,  65537,
+                                      8,   1500, 19, 250, 4,   63,    700, 21,  2,     10,  99,  5};
     const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     int P, me;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -337,9 +321,10 @@ static void back_to_back(const char *spec, int n, int tag0, astats *as)
     MPI_Comm_split(MPI_COMM_WORLD, 0, P - me, &rev);
     for (int i = 0; i < n; i++) {
         int64_t bytes = sizes[i % nsizes];
-        const kt_layout *L = i % 4 == 1 ? &L_INT : i % 4 == 3 ? &L_DBL : &L_BYTE;
-        int64_t cnt = bytes / L->extent + (L != &L_BYTE && bytes > 0);
-        acase c = mk(L, cnt, L, cnt, i % 6 == 2, L == &L_BYTE ? (size_t)(i % 3) : 0, 0);
+        /* first cycle bytes (odd sizes as they are), then ints and doubles */
+        const kt_layout *L = (i / nsizes) % 2 == 0 ? &T.byte : i % 2 ? &T.dbl : &T.i32;
+        int64_t cnt = bytes / L->extent + (L != &T.byte && bytes > 0);
+        acase c = mk(L, cnt, L, cnt, i % 6 == 1, L == &T.byte ? (size_t)(i % 3) : 0, 0);
         MPI_Comm comm = i % 5 == 4 ? rev : MPI_COMM_WORLD;
         char ctx[64];
         snprintf(ctx, sizeof(ctx), "back-to-back call %d on %s: ", i, comm == rev ? "reversed comm" : "world");
@@ -410,6 +395,21 @@ static int parse_specs(char specs[][128], const char *arg)
     return n;
 }
 
+/* Has the algorithm `last` (as kp_last_algorithm() names it, decided on
+ * rank 0) been tested already? Records it if not. */
+static int seen_before(char canon[][128], int *n, const char *last, char out[256])
+{
+    memset(out, 0, 128);
+    snprintf(out, 128, "%s", last ? last : "");
+    MPI_Bcast(out, 128, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < *n; i++)
+        if (strcmp(canon[i], out) == 0)
+            return 1;
+    if (*n < MAX_SPECS)
+        memcpy(canon[(*n)++], out, 128); /* out[127] is '\0' */
+    return 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: test_allgather [-a spec[,spec...]] [-n iterations] [-t seconds]\n");
@@ -444,7 +444,7 @@ int main(int argc, char **argv)
     if (nspecs < 0)
         nspecs = default_specs(specs);
 
-    make_layouts();
+    kt_types_make(&T);
     acase cases[64];
     int ncases = world_cases(cases);
 
@@ -455,13 +455,15 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
+    static char canon[MAX_SPECS][128];
+    int ncanon = 0;
     for (int a = 0; a < nspecs; a++) {
         const char *spec = specs[a];
         long p0 = kt_st.passed, f0 = kt_st.failed;
         astats as = {0, 0};
         int tag0 = 1000 * (a + 1);
         double t0 = MPI_Wtime();
-        int refused = 0;
+        enum { RAN, REFUSED, SAME, BADSPEC } status = RAN;
         char why[256] = "";
 
         int src = kp_set_algorithm(KP_COLL_ALLGATHER, spec);
@@ -471,14 +473,18 @@ int main(int argc, char **argv)
             kt_fail("kp_set_algorithm(\"%s\") returned %d (%s): %s", spec, src, kt_str(kp_strerror(src)),
                     kt_str(kp_last_error()));
             snprintf(why, sizeof(why), "kp_set_algorithm refused the spec");
-            refused = -1;
+            status = BADSPEC;
         } else {
             /* probe: does the algorithm apply to this P at all? */
             int rc = run_case(spec, &cases[0], MPI_COMM_WORLD, tag0, &as);
-            if (rc == KP_ERR_UNSUPPORTED && kt_same(rc, MPI_COMM_WORLD, &lo, &hi)) {
-                refused = 1;
+            int same = kt_same(rc, MPI_COMM_WORLD, &lo, &hi);
+            if (same && rc == KP_ERR_UNSUPPORTED) {
+                status = REFUSED;
                 snprintf(why, sizeof(why), "%s", kt_str(kp_last_error()));
                 as.refused--; /* a refusal of the whole P, not of a single call */
+            } else if (same && rc == KP_SUCCESS && strcmp(spec, "auto") != 0 &&
+                       seen_before(canon, &ncanon, kp_last_algorithm(KP_COLL_ALLGATHER), why)) {
+                status = SAME; /* same algorithm and parameters as an earlier spec */
             } else {
                 for (int c = 1; c < ncases; c++)
                     run_case(spec, &cases[c], MPI_COMM_WORLD, tag0 + c, &as);
@@ -492,25 +498,28 @@ int main(int argc, char **argv)
         MPI_Allreduce(loc + 2, tot + 2, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
         double dt = MPI_Wtime() - t0;
         if (me == 0) {
-            if (refused == 1)
-                printf("  %-28s refused at P=%d (expected): %s\n", spec, P, why);
-            else if (refused == -1)
+            const char *verdict = tot[1] ? "FAILED" : "ok";
+            if (status == BADSPEC)
                 printf("  %-28s FAILED: %s\n", spec, why);
-            else
-                printf("  %-28s %s: %ld checks passed, %ld failed", spec, tot[1] ? "FAILED" : "ok", tot[0], tot[1]);
-            if (refused == 0 && tot[2])
-                printf(", %ld single calls refused (KP_ERR_UNSUPPORTED)", tot[2]);
-            if (refused == 0 && tot[3])
-                printf(", %ld calls refused with KP_ERR_DATATYPE", tot[3]);
-            if (refused == 0)
+            else if (status == REFUSED)
+                printf("  %-28s %s: refused at P=%d (expected): %s\n", spec, verdict, P, why);
+            else if (status == SAME)
+                printf("  %-28s %s: runs \"%s\", tested above\n", spec, verdict, why);
+            else {
+                printf("  %-28s %s: %ld checks passed, %ld failed", spec, verdict, tot[0], tot[1]);
+                if (tot[2])
+                    printf(", %ld single calls refused (KP_ERR_UNSUPPORTED)", tot[2]);
+                if (tot[3])
+                    printf(", %ld calls refused with KP_ERR_DATATYPE", tot[3]);
                 printf(" (%.2f s)\n", dt);
+            }
             fflush(stdout);
         }
     }
 
     kt_expect(kp_set_algorithm(KP_COLL_ALLGATHER, NULL) == KP_SUCCESS, "kp_set_algorithm(NULL) failed");
     kp_release_caches();
-    free_layouts();
+    kt_types_free(&T);
     int code = kt_finish();
     MPI_Finalize();
     return code;

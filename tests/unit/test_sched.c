@@ -77,7 +77,14 @@ static void test_parse(void)
     a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
     kp_algo_format(a, &p, err, sizeof err);
     CHECK(!strcmp(err, "ring"));
-    CHECK(kp_algo_count(KP_COLL_ALLGATHER) == 7);
+    CHECK(kp_algo_count(KP_COLL_ALLGATHER) == 12);
+    CHECK(kp_algo_find(KP_COLL_GATHER, "direct") != kp_algo_find(KP_COLL_ALLGATHER, "direct")); /* per collective */
+    p = (kp_params){.tree = 2};
+    CHECK(kp_algo_parse(KP_COLL_ALLGATHER, "smp_gather_bcast:tree=3", &a, &p, err, sizeof err) == KP_ERR_PARAM);
+    CHECK(kp_algo_parse(KP_COLL_ALLGATHER, "shm_flat:chunk_kb=0", &a, &p, err, sizeof err) == KP_SUCCESS);
+    CHECK(kp_algo_parse(KP_COLL_BARRIER, "nway_dissemination:n=3", &a, &p, err, sizeof err) == KP_SUCCESS && p.n == 3);
+    CHECK(kp_algo_parse(KP_COLL_BARRIER, "nway_dissemination:k=3", &a, &p, err, sizeof err) == KP_ERR_PARAM &&
+          strstr(err, "it takes n"));
 }
 
 static void test_goal(void)

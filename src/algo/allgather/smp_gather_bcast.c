@@ -117,28 +117,25 @@ int kp_allgather_smp_gather_bcast_build(kp_sched *s, const kp_params *prm)
     kp_smp_ag_phase1(s, &v);
     /* gather: receive from children, each round copying out what the
      * previous one brought (the first: the own chunk) */
-    int copy_lo = n, copy_cnt = 1; /* node range to copy out next round */
-    if (tree == 1 || n == 0) {
-        for (int j = 0; j < kp_binom_nsteps(N); j++) {
-            const int c = tree == 1 ? kp_binom_child(n, N, j) : -1;
-            if (tree == 1 && c < 0)
-                break;
-            if (tree == 1) {
-                const int cnt = kp_binom_subtree(c, N);
-                kp_sched_recv(s, kp_smp_leader(&v, c), KP_BUF_SHM, (int64_t)kp_smp_start(&v, c) * m,
-                              (int64_t)(kp_smp_start(&v, c + cnt) - kp_smp_start(&v, c)) * m);
-            } else {
-                for (int q = 1; q < N; q++)
-                    kp_sched_recv(s, kp_smp_leader(&v, q), KP_BUF_SHM, (int64_t)kp_smp_start(&v, q) * m,
-                                  (int64_t)kp_smp_size(&v, q) * m);
-            }
+    int copy_lo = n, copy_cnt = 1; /* node range to copy out in the next round */
+    if (tree == 1) {
+        for (int j = 0, c; (c = kp_binom_child(n, N, j)) >= 0; j++) {
+            const int cnt = kp_binom_subtree(c, N);
+            kp_sched_recv(s, kp_smp_leader(&v, c), KP_BUF_SHM, (int64_t)kp_smp_start(&v, c) * m,
+                          (int64_t)(kp_smp_start(&v, c + cnt) - kp_smp_start(&v, c)) * m);
             kp_smp_copy_out_nodes(s, &v, copy_lo, copy_cnt);
             kp_sched_next_round(s);
-            copy_lo = tree == 1 ? c : 1;
-            copy_cnt = tree == 1 ? kp_binom_subtree(c, N) : N - 1;
-            if (tree == 2)
-                break;
+            copy_lo = c;
+            copy_cnt = cnt;
         }
+    } else if (n == 0 && N > 1) {
+        for (int q = 1; q < N; q++)
+            kp_sched_recv(s, kp_smp_leader(&v, q), KP_BUF_SHM, (int64_t)kp_smp_start(&v, q) * m,
+                          (int64_t)kp_smp_size(&v, q) * m);
+        kp_smp_copy_out_nodes(s, &v, copy_lo, copy_cnt);
+        kp_sched_next_round(s);
+        copy_lo = 1;
+        copy_cnt = N - 1;
     }
     const int hn = held(n, N, tree);
     if (n > 0) {

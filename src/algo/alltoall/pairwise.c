@@ -109,14 +109,14 @@ int kp_alltoall_pairwise_build(kp_sched *s, const kp_params *prm)
     (void)prm;
     const int P = s->P, p = s->rank;
     const int64_t m = s->bytes;
-    const int xor = kp_is_pow2(P);
+    const int swap = kp_is_pow2(P); /* XOR pairing */
 
     if (s->inplace) /* the swap schedule with scratch staging, see direct.c */
         return kp_alltoall_direct_build(s, &(kp_params){.k = 1});
     kp_sched_copy(s, KP_BUF_SEND, (int64_t)p * m, KP_BUF_RECV, (int64_t)p * m, m);
     for (int e = 0; e < P - 1; e++) {
-        const int to = xor ? kp_a2a_swap_partner(p, P, e) : kp_a2a_shift_send_peer(p, P, 1, e, 1);
-        const int from = xor ? to : kp_a2a_shift_recv_peer(p, P, 1, e, 1);
+        const int to = swap ? kp_a2a_swap_partner(p, P, e) : kp_a2a_shift_send_peer(p, P, 1, e, 1);
+        const int from = swap ? to : kp_a2a_shift_recv_peer(p, P, 1, e, 1);
         kp_sched_send(s, to, KP_BUF_SEND, (int64_t)to * m, m);
         kp_sched_recv(s, from, KP_BUF_RECV, (int64_t)from * m, m);
         kp_sched_next_round(s);

@@ -37,7 +37,7 @@
  *   start    {0}
  *   round 0  {0,9,8}              (from 9 and 8)
  *   round 1  {0,9,8,...,2}        (from 7, which knew {7,6,5}; 4: {4,3,2})
- *   round 2  {0,...,9}            (from 1, which knew {1,0,9,...,4})
+ *   round 2  {0,...,9}            (from 1, which knew {1,0,9,...,3})
  *
  * Peer arithmetic: kp_nway_* in peers_coll.h, tested exhaustively by
  * tests/unit/test_peers_barrier_gather.c.

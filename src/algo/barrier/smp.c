@@ -13,7 +13,8 @@
  *  3. release: the leader posts (its post 1: "every rank has entered") and
  *     every other rank of its node waits for that post.
  * No data moves and no shared bytes are used (the segment is 0 bytes); the
- * posts alone order the ranks. Across calls: a rank's post 1 of call c+1
+ * posts alone order the ranks (and keep the node fence of
+ * algo/smp_common.h, so shared-memory calls around a barrier stay safe). Across calls: a rank's post 1 of call c+1
  * is distinct from its post 1 of call c (posts are counted per call), so a
  * fast rank's next barrier cannot be mistaken for this one.
  * A rank alone on its node makes no post and waits for none; with no layout

@@ -3,10 +3,10 @@
  * node to the root.
  *
  * Every node has a "master": the root on the root's node, the leader
- * (lowest rank) elsewhere. Each rank of a node with several ranks copies
- * its block into the node's shared segment at its local index (so the
- * node's blocks are contiguous, in rank order) and posts; the master waits
- * for those posts.
+ * (lowest rank) elsewhere. On a node with several ranks every rank but the
+ * root copies its block into the node's shared segment at its local index
+ * (so the node's blocks are contiguous, in rank order); the non-masters
+ * post, and the master waits for those posts.
  *  - A master other than the root sends its node's whole segment (c blocks)
  *    to the root in one message; a rank alone on its node sends its block
  *    straight from its send buffer (no shared memory).
@@ -17,12 +17,15 @@
  *    round. Meanwhile it copies its node-mates' blocks from the segment
  *    into place (one copy per run of consecutive ranks; the root's own slot
  *    of the segment is never used).
- * Non-masters wait for their master's post 1 as well, which the master
- * makes in its first round, as soon as it enters the call: so a rank cannot overwrite its slot in
- * call c+2 (the executor alternates the segment's halves between calls)
- * before its master has finished reading it in call c -- the master's post
- * of call c+1 comes after its call c. No other ordering is needed: the
- * master reads each slot only after its writer's post.
+ * Every master posts once it has seen every node-mate's post (the node has
+ * entered the call), and every non-master waits for that post before it
+ * leaves. This is the node fence of algo/smp_common.h: no rank leaves a
+ * call before every rank of its node has entered it, so a rank cannot
+ * overwrite its slot in call c+2 (the executor alternates the segment's
+ * halves between calls) before its master has finished reading it in call
+ * c -- nor before a node-mate has finished call c of any other algorithm
+ * that uses the same half. Within the call the master reads each slot only
+ * after its writer's post.
  *
  * Paper: Y. Qian and A. Afsahi, "RDMA-based and SMP-aware multi-port
  * all-gather on multi-rail QsNetII SMP clusters", ICPP 2007, sections 5.1
@@ -35,9 +38,10 @@
  * copy time per byte, sync = one post/wait through shared memory):
  *   T = m tc + sync + ts + (P - c) m tau (the root receives all remote
  *       blocks) + c m tc at the root (overlapped with the receives)
- *       + (blocks of non-consecutive nodes) m tc.
- * Operations per rank: non-master 3; master c + 1; root (c - 1) waits +
- * N - 1 receives + copies (one per run of consecutive ranks).
+ *       + (blocks of non-consecutive nodes) m tc;
+ * a non-master leaves after m tc + 2 sync (the node fence).
+ * Operations per rank: non-master 3; leader c + 2; root (c - 1) waits +
+ * 1 post + N - 1 receives + copies (one per run of consecutive ranks).
  * Memory: a shared segment of c * m bytes on each node with c > 1 (per call
  * half); scratch at the root of (blocks of nodes whose ranks are not
  * consecutive) * m bytes, none for nodes of consecutive ranks.
@@ -47,11 +51,12 @@
  *
  * Example, P = 7 on 3 nodes by rank mod 3: {0,3,6} {1,4} {2,5}, root 4:
  *   round 0  every rank but 4 copies its block into its node's segment
- *            (node 0: [0 3 6], node 1: [1 .], node 2: [2 5]) and posts;
- *            ranks 0, 2 (leaders) and 4 (root) wait for their node-mates
- *   then     0 sends [0 3 6] and 2 sends [2 5] to 4, into its scratch (their
+ *            (node 0: [0 3 6], node 1: [1 .], node 2: [2 5]); ranks 0, 2
+ *            (leaders) and 4 (root) wait for their node-mates' posts
+ *   round 1  3, 6, 1, 5 post and wait for their master's post; 0, 2, 4 post;
+ *            0 sends [0 3 6] and 2 sends [2 5] to 4, into its scratch (their
  *            ranks are not consecutive); 4 copies block 1 from the segment
- *   last     4 copies scratch blocks 0, 3, 6, 2, 5 into place.
+ *   round 2  4 copies scratch blocks 0, 3, 6, 2, 5 into place.
  *
  * Layout arithmetic in algo/smp_common.h.
  */
@@ -106,11 +111,11 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
     if (ns > 1)
         kp_sched_need_shm(s, (int64_t)ns * m);
 
-    if (me != master) { /* into the segment, post, wait for the master's arrival */
+    if (me != master) { /* into the segment, post, wait for the node fence */
         kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)kp_smp_local(&v, me) * m, m);
         kp_sched_next_round(s);
-        kp_sched_post(s);
-        kp_sched_wait(s, master, 1);
+        kp_sched_post(s);            /* post 1: my block is in the segment */
+        kp_sched_wait(s, master, 1); /* the whole node has entered */
         return kp_sched_finish(s);
     }
     if (me != root) { /* a leader: collect the node, one message to the root */
@@ -119,10 +124,10 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
             return kp_sched_finish(s);
         }
         kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, 0, m);
-        kp_sched_post(s); /* post 1: entered (so: left the previous call) */
         for (int l = 1; l < ns; l++)
             kp_sched_wait(s, kp_smp_rank(&v, x, l), 1);
         kp_sched_next_round(s);
+        kp_sched_post(s); /* post 1: the node fence */
         kp_sched_send(s, root, KP_BUF_SHM, 0, (int64_t)ns * m);
         return kp_sched_finish(s);
     }
@@ -130,11 +135,11 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
     /* the root */
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)root * m, m);
     if (ns > 1) {
-        kp_sched_post(s); /* post 1: entered (so: left the previous call) */
         for (int l = 0; l < ns; l++)
             if (kp_smp_rank(&v, x, l) != root)
                 kp_sched_wait(s, kp_smp_rank(&v, x, l), 1);
         kp_sched_next_round(s);
+        kp_sched_post(s); /* post 1: the node fence */
     }
     int64_t scratch = 0;
     for (int n = 0; n < N; n++) {
