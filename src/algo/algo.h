@@ -63,6 +63,7 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_pairwise_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_direct_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_bruck_build(kp_sched *s, const kp_params *prm);
+int kp_alltoall_shm_flat_build(kp_sched *s, const kp_params *prm);
 
 /* Registry queries. */
 int kp_algo_count(int coll);

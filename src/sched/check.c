@@ -323,29 +323,58 @@ static int overlap(phys a, phys b)
     return a.m == b.m && a.lo < b.lo + b.n && b.lo < a.lo + a.n;
 }
 
+typedef struct {
+    const mem *m;
+    int64_t lo, hi;
+    int write, op;
+} acc;
+
+static int acc_cmp(const void *x, const void *y)
+{
+    const acc *a = x, *b = y;
+    if (a->m != b->m)
+        return (uintptr_t)a->m < (uintptr_t)b->m ? -1 : 1;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Two operations of one round may not touch the same bytes if one of them
+ * writes: sort the round's accesses by (memory, start) and compare each with
+ * the ones that start before it ends. */
 static int check_round_hazards(ctx *c, int r, int b, int e)
 {
+    acc *v = malloc((size_t)(2 * (e - b) + 1) * sizeof(*v));
+    int n = 0;
+    if (!v)
+        return fail(c, "checker out of memory");
     for (int i = b; i < e; i++) {
         const kp_op *a = &c->sc[r].ops[i];
         phys ar[2];
         int aw[2], na = op_regions(c, r, a, ar, aw);
-        if (na == 2 && a->kind == KP_OP_COPY && overlap(ar[0], ar[1]))
+        if (na == 2 && a->kind == KP_OP_COPY && overlap(ar[0], ar[1])) {
+            free(v);
             return fail(c, "rank %d round %d op %d: copy with overlapping source and destination", r, a->round, i);
-        for (int x = 0; x < na; x++)
-            if (aw[x] && ar[x].m == &c->rs[r].send[c->rs[r].call])
+        }
+        for (int x = 0; x < na; x++) {
+            if (aw[x] && ar[x].m == &c->rs[r].send[c->rs[r].call]) {
+                free(v);
                 return fail(c, "rank %d round %d op %d (%s): writes the user's send buffer", r, a->round, i,
                             kname(a->kind));
-        for (int j = i + 1; j < e; j++) {
-            const kp_op *o = &c->sc[r].ops[j];
-            phys orr[2];
-            int ow[2], no = op_regions(c, r, o, orr, ow);
-            for (int x = 0; x < na; x++)
-                for (int y = 0; y < no; y++)
-                    if ((aw[x] || ow[y]) && overlap(ar[x], orr[y]))
-                        return fail(c, "rank %d round %d: op %d (%s) and op %d (%s) touch the same region "
-                                    "and one of them writes it", r, a->round, i, kname(a->kind), j, kname(o->kind));
+            }
+            if (ar[x].n > 0)
+                v[n++] = (acc){ar[x].m, ar[x].lo, ar[x].lo + ar[x].n, aw[x], i};
         }
     }
+    qsort(v, (size_t)n, sizeof(*v), acc_cmp);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n && v[j].m == v[i].m && v[j].lo < v[i].hi; j++)
+            if ((v[i].write || v[j].write) && v[i].op != v[j].op) {
+                int x = v[i].op < v[j].op ? v[i].op : v[j].op, y = v[i].op ^ v[j].op ^ x;
+                const kp_op *ox = &c->sc[r].ops[x], *oy = &c->sc[r].ops[y];
+                free(v);
+                return fail(c, "rank %d round %d: op %d (%s) and op %d (%s) touch the same region "
+                            "and one of them writes it", r, ox->round, x, kname(ox->kind), y, kname(oy->kind));
+            }
+    free(v);
     return 0;
 }
 

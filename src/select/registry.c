@@ -57,6 +57,8 @@ static const kp_algo registry[] = {
      "k-port Direct: k exchanges in flight, wrap-around peers"},
     {"bruck", KP_COLL_ALLTOALL, kp_alltoall_bruck_build, KP_PARAM_K, {.k = 1},
      "k-port Bruck for small messages, ceil(log_{k+1} P) steps"},
+    {"shm_flat", KP_COLL_ALLTOALL, kp_alltoall_shm_flat_build, 0, {0},
+     "one node: every rank's blocks through the shared segment, two copies"},
 };
 
 #define NREG ((int)(sizeof(registry) / sizeof(registry[0])))

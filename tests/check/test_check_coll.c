@@ -125,6 +125,7 @@ static void sweep(int coll)
     for (int i = 0; i < kp_algo_count(coll); i++) {
         const kp_algo *a = kp_algo_at(coll, i);
         const long p0 = passed, f0 = failed;
+        const int one_node_only = !strncmp(a->name, "shm_", 4);
         quiet_after = failed + 3; /* the first few failures of each algorithm */
         kp_params list[8];
         int n = 0;
@@ -139,7 +140,9 @@ static void sweep(int coll)
             char name[64];
             kp_algo_format(a, &list[j], name, sizeof(name));
             for (int P = 1; P <= 64; P++) {
-                int roots[64], nroots = 0;
+                int roots[64], nroots = 0, zeros[64] = {0};
+                kp_layout one;
+                kp_layout_init(&one, P, zeros, 1);
                 if (coll != KP_COLL_GATHER)
                     roots[nroots++] = 0;
                 else if (P <= 16)
@@ -160,6 +163,13 @@ static void sweep(int coll)
                                 res.refused = 0;
                                 snprintf(res.msg, sizeof(res.msg), "as for 1 byte");
                                 nscaled++;
+                            } else if (one_node_only && P > 1) {
+                                /* refused on one rank per node, correct on one node */
+                                kp_check_algo(a, &list[j], P, sizes[b], roots[r], ip, &res);
+                                result(res.refused && res.refuse_code == KP_ERR_UNSUPPORTED,
+                                       "%s %s P=%d bytes=%lld: one-node algorithm not refused on separate nodes: %s",
+                                       collname(coll), name, P, (long long)sizes[b], res.msg);
+                                kp_check_algo_on(a, &list[j], &one, P, sizes[b], roots[r], ip, &res);
                             } else {
                                 kp_check_algo(a, &list[j], P, sizes[b], roots[r], ip, &res);
                                 const int want = expected_rounds(coll, a->name, &list[j], P, sizes[b]);
@@ -176,6 +186,7 @@ static void sweep(int coll)
                                    res.refused ? "refused" : "error", res.msg);
                         }
                     }
+                kp_layout_free(&one);
             }
         }
         printf("%-8s %-20s %6ld checks, %ld failed\n", collname(coll), a->name, passed + failed - p0 - f0,

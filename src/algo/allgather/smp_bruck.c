@@ -44,9 +44,10 @@
  * plus one ts in a step where a port's range wraps past node N-1 (two
  * messages); for N = (k+1)^s the transfer term is (N-1)/k * c m tau. The
  * copy-out of the own node (c m tc) is hidden behind phase 2.
- * Operations per rank: non-leader 2 + (c-1) waits + copies (one per run of
- * consecutive ranks: 2 for nodes of consecutive ranks, up to P - 1 for
- * cyclic placement); leader additionally at most 4k messages per step.
+ * Operations per rank: a non-leader makes 1 post, c waits and 1 + (runs)
+ * copies, a run being positions of consecutive ranks (3 runs for nodes of
+ * consecutive ranks, up to P for cyclic placement); the leader 1 post +
+ * (c - 1) waits (+1 post) + copies, and at most 4k messages per step.
  * Memory: a shared segment of P * m bytes per node (per call half), no
  * scratch. Restrictions: none (any P, any layout, any k >= 1; k >= N-1
  * finishes phase 2 in one step; one node: no messages at all; no layout:

@@ -33,9 +33,10 @@
  *   T = m tc + sync + ceil((N-1)/k) * (ts + c m tau) + sync + (P - c) m tc
  * (the copy-out of the own node, c m tc, is hidden behind phase 2). With
  * uneven nodes c is the largest node in each step's term.
- * Operations per rank: non-leader 2 + (c-1) waits + copies (one per run of
- * consecutive ranks: 2 for nodes of consecutive ranks, up to P - 1 for
- * cyclic placement); leader additionally 2 (N-1) messages.
+ * Operations per rank: a non-leader makes 1 post, c waits and 1 + (runs)
+ * copies, a run being positions of consecutive ranks (3 runs for nodes of
+ * consecutive ranks, up to P for cyclic placement); the leader 1 post +
+ * (c - 1) waits (+1 post) + copies, and 2 (N-1) messages.
  * Memory: a shared segment of P * m bytes per node (per call half), no
  * scratch. Restrictions: none (any P, any layout, any k >= 1; k >= N-1
  * finishes phase 2 in one step; one node: no messages at all; no layout:

@@ -51,9 +51,10 @@
  *             flight at rank 0, which receives (N-1) c m bytes).
  * Broadcast messages carry the segment minus the receiver's own data, in at
  * most two pieces (+1 ts). The copy-out of the own node is hidden.
- * Operations per rank: non-leader 2 + (c-1) waits + copies (one per run of
- * consecutive ranks: 2 for nodes of consecutive ranks, up to P - 1 for
- * cyclic placement); a leader additionally O(log N) messages (tree = 2:
+ * Operations per rank: a non-leader makes 1 post, c waits and 1 + (runs)
+ * copies, a run being positions of consecutive ranks (3 runs for nodes of
+ * consecutive ranks, up to P for cyclic placement); the leader 1 post +
+ * (c - 1) waits (+1 post) + copies, and O(log N) messages (tree = 2:
  * N-1 receives at rank 0).
  * Memory: a shared segment of P * m bytes per node (per call half), no
  * scratch. Restrictions: none (any P, any layout; one node: no messages; no

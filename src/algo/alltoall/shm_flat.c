@@ -1,0 +1,47 @@
+/*
+ * Shared-memory all-to-all for ranks on one node.
+ *
+ * Every rank copies its whole send buffer (P blocks) into its row of the
+ * node's shared segment, posts, waits for every peer's post and copies
+ * block [q][me] of every row q into its receive buffer. Consecutive calls
+ * use the segment's two halves; waiting for every peer's post in each call
+ * is what makes the reuse safe (see check.c, the node-sync rule).
+ *
+ * Cost: T = P*m*gamma (copy in) + post/wait + P*m*gamma (copy out), m =
+ * bytes per block: two copies of the data, no MPI message.
+ * Memory: P*P*m shared bytes per call.
+ * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
+ * MPI_IN_PLACE: the send buffer is the receive buffer; it is read (copy in)
+ * two rounds before it is written (copy out), so no special case.
+ *
+ * Example, P = 2, rank 0:  round 0 copy send[0..2m) -> shm row 0
+ *   round 1 post 1     round 2 wait for rank 1's post 1
+ *   round 3 copy shm[0][0] -> recv[0], shm[1][0] -> recv[1]
+ */
+#include "algo/algo.h"
+#include "kport.h"
+
+int kp_alltoall_shm_flat_build(kp_sched *s, const kp_params *prm)
+{
+    (void)prm;
+    const int P = s->P, me = s->rank;
+    const int64_t m = s->bytes, row = (int64_t)P * m;
+    const kp_layout *L = s->layout;
+    if (P > 1 && (!L || L->nnodes != 1))
+        return kp_sched_refuse(s, KP_ERR_UNSUPPORTED, "alltoall shm_flat needs all %d ranks on one node (%d nodes)",
+                               P, L ? L->nnodes : P);
+    if (m == 0)
+        return kp_sched_finish(s);
+    kp_sched_need_shm(s, (int64_t)P * row);
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)me * row, row);
+    kp_sched_next_round(s);
+    int n = kp_sched_post(s);
+    kp_sched_next_round(s);
+    for (int q = 0; q < P; q++)
+        if (q != me)
+            kp_sched_wait(s, q, n);
+    kp_sched_next_round(s);
+    for (int q = 0; q < P; q++)
+        kp_sched_copy(s, KP_BUF_SHM, (int64_t)q * row + (int64_t)me * m, KP_BUF_RECV, (int64_t)q * m, m);
+    return kp_sched_finish(s);
+}
