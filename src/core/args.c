@@ -135,10 +135,16 @@ int kp_call_run(const kp_call *k)
 {
     const char *fn = k->fn;
     int rc, P, me;
-    if ((rc = kp_settings_load()) || (rc = kp_check_comm(fn, k->comm)))
+    kp_comm *c = kp_comm_peek(k->comm); /* a communicator kport already checked */
+    if ((rc = kp_settings_load()) || (!c && (rc = kp_check_comm(fn, k->comm))))
         return rc;
-    MPI_Comm_size(k->comm, &P);
-    MPI_Comm_rank(k->comm, &me);
+    if (c) {
+        P = c->size;
+        me = c->rank;
+    } else {
+        MPI_Comm_size(k->comm, &P);
+        MPI_Comm_rank(k->comm, &me);
+    }
     const int inplace = k->sbuf == MPI_IN_PLACE;
     int has_recv = 1, root = 0;
     if (k->coll == KP_COLL_GATHER) {
@@ -173,14 +179,13 @@ int kp_call_run(const kp_call *k)
     if ((int64_t)P > INT64_MAX / 4 / bytes)
         return kp_error(KP_ERR_COUNT, "%s: P * bytes overflows", fn);
 
-    kp_comm *c;
-    if ((rc = kp_comm_get(k->comm, &c)))
+    if (!c && (rc = kp_comm_get(k->comm, &c)))
         return rc;
     kp_plan *pl;
     /* all-gather schedules do not depend on MPI_IN_PLACE: one plan for both */
     if ((rc = kp_select_plan(c, k->coll, bytes, root, k->coll == KP_COLL_ALLGATHER ? 0 : inplace, &pl)))
         return rc;
-    kp_set_last_algorithm(k->coll, pl->name);
+    kp_set_last_algorithm(k->coll, pl);
 
     if ((has_recv && !rt.contiguous) || (!inplace && !st.contiguous))
         return run_packed(c, pl, k, &st, &rt, inplace, has_recv, bytes);

@@ -16,6 +16,6 @@ int kp_barrier(MPI_Comm comm)
     kp_plan *pl;
     if ((rc = kp_select_plan(c, KP_COLL_BARRIER, 0, 0, 0, &pl)))
         return rc;
-    kp_set_last_algorithm(KP_COLL_BARRIER, pl->name);
+    kp_set_last_algorithm(KP_COLL_BARRIER, pl);
     return kp_exec_p2p(pl, c->comm, NULL, NULL);
 }

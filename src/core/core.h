@@ -47,6 +47,7 @@ typedef struct kp_plan {
     int uses_shm;          /* has shared-memory operations (posts, waits, segment) */
     int peer_reads;        /* has single-copy peer reads: publish buffer addresses */
     struct kp_comm *owner;
+    uint64_t serial;       /* unique per plan ever built (starts at 1) */
 } kp_plan;
 
 /* ---- shared memory (exec/shm.c) ---- */
@@ -61,6 +62,7 @@ typedef struct kp_shm {
     MPI_Win win;
     char *base;              /* segment: slots, then two halves of data */
     kp_shm_slot *slots;      /* [node size] */
+    char *lines;             /* 2 halves of node size * KP_LINE bytes: flag + small data per rank */
     char *data;              /* 2 * half bytes */
     int64_t half;
 } kp_shm;
@@ -91,6 +93,9 @@ typedef struct kp_comm {
 /* Look up (or create on first use) kport's state for comm. Collective on
  * first use of a communicator (it duplicates it). */
 int kp_comm_get(MPI_Comm comm, kp_comm **out);
+/* The state of the communicator the previous call used, if comm is it
+ * (no MPI call, no creation); else NULL. */
+kp_comm *kp_comm_peek(MPI_Comm comm);
 /* Grow the staging buffer to at least n bytes. */
 int kp_comm_stage(kp_comm *c, int64_t n, void **out);
 
@@ -143,6 +148,6 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
 /* Resolve the plan to run: forced plan, or auto plan (falling back as the
  * policy says when the forced algorithm refuses). */
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);
-void kp_set_last_algorithm(int coll, const char *name);
+void kp_set_last_algorithm(int coll, const kp_plan *pl);
 
 #endif /* KP_CORE_H */

@@ -63,56 +63,69 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
     kp_comm *c = pl->owner;
     /* only calls that use the segment count: they alternate its halves */
     const uint64_t seq = pl->uses_shm ? ++c->seq : 0;
-    char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch, NULL};
+    char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch, NULL, NULL};
     kp_shm_slot *me = NULL;
     int rc = KP_SUCCESS;
     if (pl->uses_shm) {
         if ((rc = kp_shm_reserve(c, s->shm_bytes)))
             return rc;
         base[KP_BUF_SHM] = c->shm.data + (seq & 1) * c->shm.half;
+        base[KP_BUF_LINE] = c->shm.lines + (seq & 1) * (int64_t)c->node_size * KP_LINE;
         me = &c->shm.slots[c->local];
         if (pl->peer_reads) { /* published by the first post's release */
             me->addr[0] = (uint64_t)(uintptr_t)sbuf;
             me->addr[1] = (uint64_t)(uintptr_t)rbuf;
         }
     }
-    const kp_op *ops = s->ops;
-    int i = 0;
-    while (i < s->nops) {
-        int round = ops[i].round, end = i, n = 0;
-        while (end < s->nops && ops[end].round == round)
-            end++;
-        for (int j = i; j < end; j++)
-            if (ops[j].kind == KP_OP_POST)
-                atomic_store_explicit(&me->flag, (seq << KP_SEQ_SHIFT) | (uint64_t)ops[j].u.post.n,
-                                      memory_order_release);
-        for (int j = i; j < end && !rc; j++)
-            if (ops[j].kind == KP_OP_RECV)
-                rc = post(base[ops[j].u.recv.dst.buf] + ops[j].u.recv.dst.off, ops[j].u.recv.dst.len,
-                          ops[j].u.recv.peer, 0, comm, pl->reqs, &n);
-        for (int j = i; j < end && !rc; j++)
-            if (ops[j].kind == KP_OP_SEND)
-                rc = post(base[ops[j].u.send.src.buf] + ops[j].u.send.src.off, ops[j].u.send.src.len,
-                          ops[j].u.send.peer, 1, comm, pl->reqs, &n);
-        for (int j = i; j < end && !rc; j++) {
-            if (ops[j].kind == KP_OP_COPY) {
-                const char *src = base[ops[j].u.copy.src.buf] + ops[j].u.copy.src.off;
-                char *dst = base[ops[j].u.copy.dst.buf] + ops[j].u.copy.dst.off;
+    /* plan.c ordered each round: posts, receives, sends, copies and peer
+     * reads, waits */
+    const kp_op *ops = s->ops, *end = ops + s->nops;
+    const kp_op *op = ops;
+    while (op < end) {
+        const int round = op->round;
+        int n = 0;
+        for (; op < end && op->round == round && !rc; op++) {
+            switch (op->kind) {
+            case KP_OP_POST:
+                atomic_store_explicit(op->u.post.line ? (_Atomic uint64_t *)(base[KP_BUF_LINE] + c->local * KP_LINE)
+                                                      : &me->flag,
+                                      (seq << KP_SEQ_SHIFT) | (uint64_t)op->u.post.n, memory_order_release);
+                break;
+            case KP_OP_RECV:
+                rc = post(base[op->u.recv.dst.buf] + op->u.recv.dst.off, op->u.recv.dst.len, op->u.recv.peer, 0, comm,
+                          pl->reqs, &n);
+                break;
+            case KP_OP_SEND:
+                rc = post(base[op->u.send.src.buf] + op->u.send.src.off, op->u.send.src.len, op->u.send.peer, 1, comm,
+                          pl->reqs, &n);
+                break;
+            case KP_OP_COPY: {
+                const char *src = base[op->u.copy.src.buf] + op->u.copy.src.off;
+                char *dst = base[op->u.copy.dst.buf] + op->u.copy.dst.off;
                 if (src != dst)
-                    memcpy(dst, src, (size_t)ops[j].u.copy.src.len);
-            } else if (ops[j].kind == KP_OP_PEER_READ) {
-                rc = peer_read(c, &ops[j], base[ops[j].u.peer_read.dst.buf] + ops[j].u.peer_read.dst.off);
+                    memcpy(dst, src, (size_t)op->u.copy.src.len);
+                break;
+            }
+            case KP_OP_PEER_READ:
+                rc = peer_read(c, op, base[op->u.peer_read.dst.buf] + op->u.peer_read.dst.off);
+                break;
+            case KP_OP_WAIT: {
+                const int ql = c->layout.local[op->u.wait.peer];
+                _Atomic uint64_t *f = op->u.wait.line ? (_Atomic uint64_t *)(base[KP_BUF_LINE] + ql * KP_LINE)
+                                                      : &c->shm.slots[ql].flag;
+                const uint64_t want = (seq << KP_SEQ_SHIFT) | (uint64_t)op->u.wait.n;
+                if (atomic_load_explicit(f, memory_order_acquire) < want)
+                    kp_shm_wait(c, f, want, pl->reqs, n);
+                break;
+            }
             }
         }
-        for (int j = i; j < end && !rc; j++)
-            if (ops[j].kind == KP_OP_WAIT)
-                kp_shm_wait(c, &c->shm.slots[c->layout.local[ops[j].u.wait.peer]].flag,
-                            (seq << KP_SEQ_SHIFT) | (uint64_t)ops[j].u.wait.n, pl->reqs, n);
+        while (op < end && op->round == round) /* after an error: skip the rest of the round */
+            op++;
         if (n > 0 && MPI_Waitall(n, pl->reqs, kp_statuses_ignore) != MPI_SUCCESS && !rc)
             rc = kp_error(KP_ERR_MPI, "MPI_Waitall failed in round %d", round);
         if (rc)
             return rc;
-        i = end;
     }
     return KP_SUCCESS;
 }

@@ -40,6 +40,8 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     pl->coll = coll;
     pl->algo = a;
     pl->prm = *prm;
+    static uint64_t serials;
+    pl->serial = ++serials;
     pl->bytes = bytes;
     pl->owner = c;
     pl->root = root;
@@ -67,7 +69,7 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
         if (i > 0 && op->round != pl->sched.ops[i - 1].round)
             cur = 0;
         if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
-            (op->kind == KP_OP_COPY && (op->u.copy.src.buf == KP_BUF_SHM || op->u.copy.dst.buf == KP_BUF_SHM)))
+            (op->kind == KP_OP_COPY && (op->u.copy.src.buf >= KP_BUF_SHM || op->u.copy.dst.buf >= KP_BUF_SHM)))
             pl->uses_shm = 1;
         if (op->kind == KP_OP_PEER_READ)
             pl->peer_reads = 1;
@@ -83,6 +85,20 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
         return kp_error(KP_ERR_NOMEM, "a round needs %lld requests", (long long)best);
     }
     pl->maxreq = (int)best;
+    /* the executor's order inside a round: posts, receives, sends, copies
+     * and peer reads, waits (a stable sort: messages keep their order) */
+    static const int rank_of[] = {[KP_OP_POST] = 0, [KP_OP_RECV] = 1, [KP_OP_SEND] = 2,
+                                  [KP_OP_COPY] = 3, [KP_OP_PEER_READ] = 3, [KP_OP_WAIT] = 4};
+    kp_op *ops = pl->sched.ops;
+    for (int i = 1; i < pl->sched.nops; i++) { /* insertion sort: rounds are short */
+        kp_op x = ops[i];
+        int j = i - 1;
+        while (j >= 0 && ops[j].round == x.round && rank_of[ops[j].kind] > rank_of[x.kind]) {
+            ops[j + 1] = ops[j];
+            j--;
+        }
+        ops[j + 1] = x;
+    }
     pl->reqs = malloc((size_t)(best ? best : 1) * sizeof(MPI_Request));
     if (pl->sched.scratch_bytes > 0)
         pl->scratch = malloc((size_t)pl->sched.scratch_bytes);

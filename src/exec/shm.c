@@ -3,7 +3,7 @@
  * communicator and node, created with the communicator's state and grown
  * (collectively on the node) when a plan needs larger halves.
  *
- *   [ slot 0 | slot 1 | ... | slot n-1 | half 0 | half 1 ]
+ *   [ slot 0 | ... | slot n-1 | lines, half 0 | lines, half 1 | data half 0 | data half 1 ]
  *
  * A slot is 128 bytes (two cache lines, so adjacent-line prefetch never
  * shares one between writers) holding a single-writer flag - the rank's
@@ -32,7 +32,8 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
         MPI_Win_free(&c->shm.win);
     }
     const MPI_Aint slots = (MPI_Aint)c->node_size * (MPI_Aint)sizeof(kp_shm_slot);
-    const MPI_Aint total = slots + 2 * (MPI_Aint)nh;
+    const MPI_Aint lines = 2 * (MPI_Aint)c->node_size * KP_LINE;
+    const MPI_Aint total = slots + lines + 2 * (MPI_Aint)nh;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "false");
@@ -47,8 +48,11 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     MPI_Aint sz;
     int du;
     MPI_Win_shared_query(c->shm.win, 0, &sz, &du, &c->shm.base);
+    if (c->local == 0) /* line flags start at 0 */
+        memset(c->shm.base + slots, 0, (size_t)lines);
     c->shm.slots = (kp_shm_slot *)c->shm.base;
-    c->shm.data = c->shm.base + slots;
+    c->shm.lines = c->shm.base + slots;
+    c->shm.data = c->shm.base + slots + lines;
     c->shm.half = nh;
     kp_shm_slot *me = &c->shm.slots[c->local];
     memset(me, 0, sizeof(*me));

@@ -41,6 +41,7 @@ typedef struct {
     int32_t *wr_rank; /* last writer, -1 none */
     uint32_t *wr_time;
     uint32_t *rd;    /* [n * node size]: last read time + 1 per local rank */
+    unsigned char *flag; /* shared segments: granules holding post/wait flag words */
 } mem;
 
 typedef struct {
@@ -54,7 +55,7 @@ typedef struct {
 } pendq;
 
 typedef struct {
-    int call, n;
+    int call, n, line;
     uint32_t *vc;
 } postrec;
 
@@ -78,6 +79,7 @@ typedef struct {
     kp_sched *sc;
     rstate *rs;
     mem *shm;         /* [nnodes] */
+    mem *line;        /* [nnodes] flag lines */
     const kp_layout *L;
     kp_layout flat;
     int P, ncalls, peer_reads;
@@ -116,7 +118,7 @@ static int64_t gcd64(int64_t a, int64_t b)
 
 static const char *bname(int b)
 {
-    static const char *n[] = {"send", "recv", "scratch", "shm"};
+    static const char *n[] = {"send", "recv", "scratch", "shm", "line"};
     return b >= 0 && b < KP_BUF_COUNT ? n[b] : "?";
 }
 
@@ -161,6 +163,10 @@ static phys resolve(ctx *c, int owner, int call, const kp_region *r)
         break;
     case KP_BUF_RECV: p.m = &st->recv[call]; break;
     case KP_BUF_SCRATCH: p.m = &st->scratch; break;
+    case KP_BUF_LINE:
+        p.m = &c->line[c->L->node_of[owner]];
+        p.lo += (call % 2) * (kp_sched_bufsize(&c->sc[owner], KP_BUF_LINE) / c->g);
+        break;
     default:
         p.m = &c->shm[c->L->node_of[owner]];
         p.lo += (call % 2) * (c->sc[owner].shm_bytes / c->g);
@@ -192,6 +198,11 @@ static int access_mem(ctx *c, phys p, int r, int write, const char *what)
     mem *m = p.m;
     if (!m->tracked)
         return 0;
+    if (m->flag)
+        for (int64_t i = p.lo; i < p.lo + p.n; i++)
+            if (m->flag[i])
+                return fail(c, "rank %d (%s) touches a flag word of the node's lines (byte %" PRId64 ")", r, what,
+                            i * c->g);
     if (c->L->node_of[r] != m->owner_node)
         return fail(c, "rank %d (%s) touches memory of node %d from node %d", r, what, m->owner_node,
                     c->L->node_of[r]);
@@ -518,6 +529,7 @@ static int post_round(ctx *c, int r)
             }
             st->posts[st->nposts].call = st->call;
             st->posts[st->nposts].n = op->u.post.n;
+            st->posts[st->nposts].line = op->u.post.line;
             st->posts[st->nposts].vc = malloc((size_t)c->P * sizeof(uint32_t));
             memcpy(st->posts[st->nposts].vc, st->vc, (size_t)c->P * sizeof(uint32_t));
             st->nposts++;
@@ -566,6 +578,12 @@ static void try_waits(ctx *c, int r)
         rstate *q = &c->rs[op->u.wait.peer];
         for (int k = q->nposts - 1; k >= 0; k--)
             if (q->posts[k].call == st->call && q->posts[k].n == op->u.wait.n) {
+                if (q->posts[k].line != op->u.wait.line) {
+                    fail(c, "rank %d op %d waits for post %d of rank %d on its %s flag, but it posts on its %s flag", r,
+                         i, op->u.wait.n, op->u.wait.peer, op->u.wait.line ? "line" : "slot",
+                         q->posts[k].line ? "line" : "slot");
+                    return;
+                }
                 join(c, st->pend, q->posts[k].vc);
                 st->done[i] = 1;
                 break;
@@ -609,7 +627,7 @@ static int uses_shm(const kp_sched *s)
     for (int i = 0; i < s->nops; i++) {
         const kp_op *op = &s->ops[i];
         if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
-            (op->kind == KP_OP_COPY && (op->u.copy.src.buf == KP_BUF_SHM || op->u.copy.dst.buf == KP_BUF_SHM)))
+            (op->kind == KP_OP_COPY && (op->u.copy.src.buf >= KP_BUF_SHM || op->u.copy.dst.buf >= KP_BUF_SHM)))
             return 1;
     }
     return 0;
@@ -670,8 +688,10 @@ static int validate(ctx *c)
                     return fail(c, "rank %d op %d: peer reads may only read a peer's send or receive buffer", r, i);
                 if (check_region(c, r, i, rg[x], owner[x]))
                     return 1;
-                if (rg[x]->buf == KP_BUF_SHM)
+                if (rg[x]->buf == KP_BUF_SHM || rg[x]->buf == KP_BUF_LINE)
                     c->ncalls = NCALLS_MAX;
+                if (rg[x]->buf == KP_BUF_LINE)
+                    g = gcd64(g, 8);
                 if (rg[x]->len > 0)
                     g = gcd64(g, gcd64(rg[x]->off, rg[x]->len));
             }
@@ -715,6 +735,7 @@ static int mem_init(mem *m, int64_t n, int tracked, int node, int ns)
 
 static void mem_free(mem *m)
 {
+    free(m->flag);
     free(m->tok);
     free(m->wr_rank);
     free(m->wr_time);
@@ -847,6 +868,19 @@ void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
         const kp_sched *lead = &sc[kp_layout_leader(c.L, n)];
         oom |= mem_init(&c.shm[n], 2 * lead->shm_bytes / g, 1, n, kp_layout_node_size(c.L, n));
     }
+    /* the node's lines: bytes 0..7 of every line are a flag, in both halves */
+    c.line = calloc((size_t)c.L->nnodes, sizeof(*c.line));
+    oom |= !c.line;
+    for (int n = 0; n < c.L->nnodes && !oom; n++) {
+        const int ns = kp_layout_node_size(c.L, n);
+        const int64_t half = (int64_t)ns * KP_LINE / g;
+        oom |= mem_init(&c.line[n], 2 * half, 1, n, ns);
+        if (!oom && !(c.line[n].flag = calloc((size_t)c.line[n].n + 1, 1)))
+            oom = 1;
+        for (int64_t l = 0; l < ns && !oom; l++)
+            for (int64_t k = l * KP_LINE / g; k < (l * KP_LINE + 8) / g; k++)
+                c.line[n].flag[k] = c.line[n].flag[k + half] = 1;
+    }
     for (int r = 0; r < P && !oom; r++) {
         rstate *st = &c.rs[r];
         const int node = c.L->node_of[r], ns = kp_layout_node_size(c.L, node);
@@ -891,8 +925,12 @@ out:
     if (c.shm)
         for (int n = 0; n < c.L->nnodes; n++)
             mem_free(&c.shm[n]);
+    if (c.line)
+        for (int n = 0; n < c.L->nnodes; n++)
+            mem_free(&c.line[n]);
     free(c.rs);
     free(c.shm);
+    free(c.line);
     if (c.L == &c.flat)
         kp_layout_free(&c.flat);
 }

@@ -26,6 +26,8 @@ int64_t kp_sched_bufsize(const kp_sched *s, int buf)
 {
     if (buf == KP_BUF_SHM)
         return s->shm_bytes;
+    if (buf == KP_BUF_LINE)
+        return (int64_t)KP_LINE * (s->layout ? kp_layout_node_size(s->layout, s->layout->node_of[s->rank]) : 1);
     const int64_t all = (int64_t)s->P * s->bytes;
     switch (buf) {
     case KP_BUF_SEND:
@@ -155,22 +157,44 @@ void kp_sched_need_shm(kp_sched *s, int64_t n)
         s->shm_bytes = n;
 }
 
-int kp_sched_post(kp_sched *s)
+static int post_flag(kp_sched *s, int line)
 {
     kp_op *op = push(s, KP_OP_POST);
     if (!op)
         return 0;
     op->u.post.n = ++s->nposts;
+    op->u.post.line = line;
     return op->u.post.n;
 }
 
-void kp_sched_wait(kp_sched *s, int peer, int n)
+int kp_sched_post(kp_sched *s)
+{
+    return post_flag(s, 0);
+}
+
+int kp_sched_post_line(kp_sched *s)
+{
+    return post_flag(s, 1);
+}
+
+static void wait_flag(kp_sched *s, int peer, int n, int line)
 {
     kp_op *op = push(s, KP_OP_WAIT);
     if (op) {
         op->u.wait.peer = peer;
         op->u.wait.n = n;
+        op->u.wait.line = line;
     }
+}
+
+void kp_sched_wait(kp_sched *s, int peer, int n)
+{
+    wait_flag(s, peer, n, 0);
+}
+
+void kp_sched_wait_line(kp_sched *s, int peer, int n)
+{
+    wait_flag(s, peer, n, 1);
 }
 
 void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len)
@@ -271,6 +295,7 @@ static const char *bufname(int b)
     case KP_BUF_RECV: return "recv";
     case KP_BUF_SCRATCH: return "scratch";
     case KP_BUF_SHM: return "shm";
+    case KP_BUF_LINE: return "line";
     default: return "?";
     }
 }
@@ -301,10 +326,11 @@ void kp_sched_dump(const kp_sched *s, FILE *out)
                     bufname(op->u.copy.dst.buf), (long long)op->u.copy.dst.off);
             break;
         case KP_OP_POST:
-            fprintf(out, "    post %d\n", op->u.post.n);
+            fprintf(out, "    post %d%s\n", op->u.post.n, op->u.post.line ? " (line flag)" : "");
             break;
         case KP_OP_WAIT:
-            fprintf(out, "    wait for post %d of %d\n", op->u.wait.n, op->u.wait.peer);
+            fprintf(out, "    wait for post %d of %d%s\n", op->u.wait.n, op->u.wait.peer,
+                    op->u.wait.line ? " (line flag)" : "");
             break;
         case KP_OP_PEER_READ:
             fprintf(out, "    peer-read %d:%s[%lld..+%lld] -> %s[%lld]\n", op->u.peer_read.peer,

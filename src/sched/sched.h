@@ -20,7 +20,8 @@
  *  - POST publishes "every operation of my earlier rounds is complete" as
  *    this rank's n-th post of the call (n = 1, 2, ... in order); WAIT(q, n)
  *    completes once rank q (same node) has made its n-th post of this call.
- *    Posts are single-writer flags with release/acquire ordering.
+ *    Posts are single-writer flags with release/acquire ordering, in the
+ *    rank's slot or at the head of its line (KP_BUF_LINE, post_line).
  *  - PEER_READ copies from a region of a peer's (same node) send or receive
  *    buffer into one of this rank's buffers (Linux cross-memory attach). The
  *    peer's buffer addresses are published with its first post of the call.
@@ -43,6 +44,9 @@ enum kp_buf {
     KP_BUF_RECV = 1,    /* the user's receive buffer (P * bytes long) */
     KP_BUF_SCRATCH = 2, /* scratch owned by the plan (sched.scratch_bytes) */
     KP_BUF_SHM = 3,     /* the node's shared segment (sched.shm_bytes per call) */
+    KP_BUF_LINE = 4,    /* the node's flag lines: KP_LINE bytes per rank of the node (by local
+                         * index); bytes 0..7 of each line are that rank's line flag, which
+                         * only posts/waits touch; the rest carries small data */
     KP_BUF_COUNT
 };
 
@@ -68,8 +72,8 @@ typedef struct kp_op {
         struct { int peer; kp_region src; } send;
         struct { int peer; kp_region dst; } recv;
         struct { kp_region src; kp_region dst; } copy;
-        struct { int n; } post;
-        struct { int peer; int n; } wait;
+        struct { int n; int line; } post;          /* line: flag in my line (1) or my slot (0) */
+        struct { int peer; int n; int line; } wait; /* line: the peer's line flag (1) or slot (0) */
         struct { int peer; kp_region src; kp_region dst; } peer_read; /* src in the peer's buffers */
     } u;
 } kp_op;
@@ -163,6 +167,12 @@ void kp_sched_need_scratch(kp_sched *s, int64_t n);
 void kp_sched_need_shm(kp_sched *s, int64_t n);
 int kp_sched_post(kp_sched *s);
 void kp_sched_wait(kp_sched *s, int peer, int n);
+/* Posts and waits on line flags: a small block placed in the rest of the
+ * poster's line (KP_BUF_LINE at local * KP_LINE + 8) shares the cache line
+ * with the flag, so a waiting peer gets both with one transfer. */
+int kp_sched_post_line(kp_sched *s);
+void kp_sched_wait_line(kp_sched *s, int peer, int n);
+#define KP_LINE 128
 void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
 /* Refuse: record why this algorithm cannot build (printf-like); returns code. */
 int kp_sched_refuse(kp_sched *s, int code, const char *fmt, ...)

@@ -259,11 +259,16 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
     }
 }
 
-void kp_set_last_algorithm(int coll, const char *name)
+void kp_set_last_algorithm(int coll, const kp_plan *pl)
 {
-    /* cheap: most calls repeat the previous name */
-    if (strcmp(last_algo[coll], name) != 0)
-        snprintf(last_algo[coll], sizeof(last_algo[coll]), "%s", name);
+    /* cheap: most calls run the same plan as the previous one (plans have
+     * unique serial numbers, so a new plan at a freed one's address is
+     * still noticed) */
+    static _Thread_local uint64_t last_serial[KP_COLL_COUNT];
+    if (last_serial[coll] == pl->serial)
+        return;
+    last_serial[coll] = pl->serial;
+    snprintf(last_algo[coll], sizeof(last_algo[coll]), "%s", pl->name);
 }
 
 const char *kp_last_algorithm(enum kp_coll coll)

@@ -19,12 +19,19 @@
  * Parameter chunk_kb: chunk size in KiB (0: whole block up to 256 KiB,
  * else 128 KiB).
  *
+ * Blocks of at most 120 bytes travel in the rank's flag line (KP_BUF_LINE,
+ * post_line / wait_line), so a waiting peer gets flag and data in one
+ * cache-line transfer.
+ *
  * Example, P = 2, m = 8 (one chunk):
  *   round 0  copy send -> shm[me]          round 2  wait for the peer's post 1
  *   round 1  post 1; copy send -> recv[me] round 3  copy shm[peer] -> recv[peer]
  */
 #include "algo/algo.h"
 #include "kport.h"
+
+/* blocks up to this size travel in the same cache line as their flag */
+#define KP_SHM_INLINE (KP_LINE - 8)
 
 int64_t kp_shm_flat_chunk(int64_t m, const kp_params *prm)
 {
@@ -43,6 +50,23 @@ int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)
                                L ? L->nnodes : P);
     if (m == 0)
         return kp_sched_finish(s);
+    if (m <= KP_SHM_INLINE) {
+        /* the block rides in the rank's flag line: a waiting peer fetches
+         * flag and data with one cache-line transfer (one node: local = rank) */
+        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + 8, m);
+        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)me * m, m);
+        kp_sched_next_round(s);
+        int n = kp_sched_post_line(s);
+        kp_sched_next_round(s);
+        for (int q = 0; q < P; q++)
+            if (q != me)
+                kp_sched_wait_line(s, q, n);
+        kp_sched_next_round(s);
+        for (int q = 0; q < P; q++)
+            if (q != me)
+                kp_sched_copy(s, KP_BUF_LINE, (int64_t)q * KP_LINE + 8, KP_BUF_RECV, (int64_t)q * m, m);
+        return kp_sched_finish(s);
+    }
     const int64_t ch = kp_shm_flat_chunk(m, prm);
     const int64_t nch = (m + ch - 1) / ch;
     const int sets = nch > 1 ? 2 : 1;
