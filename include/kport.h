@@ -81,6 +81,13 @@ int kp_set_fallback(enum kp_fallback policy);
  * thread ran for `coll`, e.g. "bruck:k=2" (empty before the first call). */
 const char *kp_last_algorithm(enum kp_coll coll);
 
+/* The node layout kport uses for comm (real nodes, split further by the
+ * emulation variables KPORT_NODE_SIZE / KPORT_NODE_MAP): the number of
+ * nodes, this rank's node (numbered by lowest rank), its index within the
+ * node (0 = leader) and the node's size. Any output may be NULL. Collective
+ * on the first kport use of comm. */
+int kp_node_info(MPI_Comm comm, int *nnodes, int *node, int *local, int *node_size);
+
 /* Number of registered algorithms for `coll` and the name of the i-th one. */
 int kp_algorithm_count(enum kp_coll coll);
 const char *kp_algorithm_name(enum kp_coll coll, int i);

@@ -1074,6 +1074,39 @@ static void text_cell(const alg_entry *a, const result *r)
     printf("%*s", col_width(a), cell);
 }
 
+/* kport's node layout (real nodes split by KPORT_NODE_SIZE / KPORT_NODE_MAP):
+ * "2 nodes of 2,2 ranks"; collective */
+static void kport_layout(MPI_Comm comm, char *out, size_t len)
+{
+    int nnodes = 0, local = 0, nsize = 0, P;
+    MPI_Comm_size(comm, &P);
+    if (kp_node_info(comm, &nnodes, NULL, &local, &nsize) != KP_SUCCESS) {
+        snprintf(out, len, "unavailable (%s)", kp_last_error());
+        return;
+    }
+    int mine = local == 0 ? nsize : 0, *all = malloc((size_t)P * sizeof(int));
+    if (!all) {
+        snprintf(out, len, "%d node%s", nnodes, nnodes == 1 ? "" : "s");
+        return;
+    }
+    MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, comm);
+    int n = snprintf(out, len, "%d node%s of", nnodes, nnodes == 1 ? "" : "s");
+    for (int r = 0, first = 1; r < P && n < (int)len; r++)
+        if (all[r]) {
+            n += snprintf(out + n, len - (size_t)n, "%s%d", first ? " " : ",", all[r]);
+            first = 0;
+        }
+    if (n < (int)len)
+        n += snprintf(out + n, len - (size_t)n, " ranks");
+    const char *sz = getenv("KPORT_NODE_SIZE"), *map = getenv("KPORT_NODE_MAP");
+    if ((sz || map) && n < (int)len)
+        snprintf(out + n, len - (size_t)n, " (emulated: KPORT_NODE_SIZE=%s KPORT_NODE_MAP=%s)", sz ? sz : "-",
+                 map ? map : "-");
+    free(all);
+}
+
+static char kport_nodes[256];
+
 static void print_header(options *o, const char *mpi, int P, int hosts, int rmin, int rmax)
 {
     const bench_coll *bc = o->coll;
@@ -1085,6 +1118,7 @@ static void print_header(options *o, const char *mpi, int P, int hosts, int rmin
                rmin == 1 ? "" : "s");
     else
         printf("# P = %d, node layout: %d hosts, %d to %d ranks per host\n", P, hosts, rmin, rmax);
+    printf("# kport node layout: %s\n", kport_nodes);
     printf("# Iterations: %d (%d above %d bytes), warmup: %d (%d above %d bytes), validation: %s\n", o->iters,
            o->iters_large, KB_LARGE_MSG, o->warmup, o->warmup_large, KB_LARGE_MSG, o->check ? "on" : "off");
     if (bc->rooted)
@@ -1180,6 +1214,7 @@ int main(int argc, char **argv)
     mpi_library_name(mpi, sizeof(mpi));
     int hosts, rmin, rmax;
     node_layout(MPI_COMM_WORLD, &hosts, &rmin, &rmax);
+    kport_layout(MPI_COMM_WORLD, kport_nodes, sizeof(kport_nodes));
 
     int failures = 0;
     int labels_ready = 0, emitted = 0; /* sizes printed so far */

@@ -1,10 +1,15 @@
 /*
- * kport-check: run the schedule checker (no MPI ranks needed), dump a
- * schedule, or export the GOAL file of a collective.
+ * kport-check: run the schedule checker (no MPI ranks needed), dump
+ * schedules, or export the GOAL file of a collective.
  *
- *   kport-check allgather                      every algorithm, P 1..64, k 1..8, C 1,2,4,8, bytes 0,1,7,4096
- *   kport-check allgather -a bruck:k=3 -P 5 -b 8 --dump      print the 5 schedules
+ *   kport-check allgather                 every algorithm, P 1..64, k/n 1..8, C 1,2,4,8, bytes 0,1,7,4096
+ *   kport-check gather -a smp -P 2:32 --node-size 4 --root 3
+ *   kport-check allgather -a bruck:k=3 -P 5 -b 8 --dump           print the 5 schedules
  *   kport-check allgather -a direct:k=2 -P 16 -b 1024 --goal out.goal
+ *
+ * Node layouts: --node-size n (blocks of n ranks), --node-map cyclic (with
+ * --node-size), --node-map 0,0,1,... (explicit, one id per rank, fixes P);
+ * --no-cma models a node where cross-memory attach is not permitted.
  */
 #include "kport.h"
 #include "sched/check.h"
@@ -14,12 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *colls[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kport-check allgather [-a name[:k=..,C=..]] [-P MIN[:MAX]] [-b BYTES[,BYTES...]]\n"
-               "                            [--inplace] [--dump] [--goal FILE] [-v]\n"
-               "Checks schedules symbolically. Without -a: every algorithm over k 1..8 / C 1,2,4,8.\n"
-               "Exit status 0 when every checked schedule is correct (refusals are listed, not errors).\n");
+    fprintf(f,
+            "usage: kport-check allgather|barrier|gather|alltoall [-a name[:k=..,C=..,n=..]] [-P MIN[:MAX]]\n"
+            "                   [-b BYTES[,BYTES...]] [--root R] [--inplace] [--node-size N]\n"
+            "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [-v]\n"
+            "Checks schedules symbolically. Without -a: every algorithm of the collective over k, n 1..8\n"
+            "and C 1,2,4,8. Exit status 0 when every checked schedule is correct; refusals (an algorithm\n"
+            "that does not apply to that P or layout) are counted, not errors.\n");
 }
 
 static int parse_range(const char *s, int *lo, int *hi)
@@ -32,15 +42,51 @@ static int parse_range(const char *s, int *lo, int *hi)
     return *end != '\0' || *lo < 1 || *hi < *lo;
 }
 
+/* node ids for P ranks from the options; 0 on success */
+static int layout_for(int P, int node_size, const char *map, int cma, kp_layout *L)
+{
+    int *ids = malloc((size_t)P * sizeof(int));
+    if (!ids)
+        return -1;
+    int nnodes = node_size > 0 ? (P + node_size - 1) / node_size : P;
+    for (int r = 0; r < P; r++)
+        ids[r] = node_size > 0 ? r / node_size : r;
+    if (map && !strcmp(map, "cyclic"))
+        for (int r = 0; r < P; r++)
+            ids[r] = r % nnodes;
+    else if (map) {
+        const char *p = map;
+        for (int r = 0; r < P; r++) {
+            char *end;
+            ids[r] = (int)strtol(p, &end, 10);
+            if (end == p) {
+                free(ids);
+                return -1;
+            }
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    int rc = kp_layout_init(L, P, ids, cma);
+    free(ids);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    const char *spec = NULL, *goal = NULL;
-    int plo = 1, phi = 64, dump = 0, verbose = 0, inplace_only = -1;
+    const char *spec = NULL, *goal = NULL, *map = NULL;
+    int plo = 1, phi = 64, dump = 0, verbose = 0, inplace_only = -1, root = -1, node_size = 0, cma = 1;
     int64_t sizes[16] = {0, 1, 7, 4096};
-    int nsizes = 4;
-    if (argc < 2 || strcmp(argv[1], "allgather") != 0) {
-        usage(argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
-        return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
+    int nsizes = 4, coll = -1;
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage(stdout);
+        return 0;
+    }
+    for (int c = 0; argc >= 2 && c < KP_COLL_COUNT; c++)
+        if (!strcmp(argv[1], colls[c]))
+            coll = c;
+    if (coll < 0) {
+        usage(stderr);
+        return 2;
     }
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "-a") && i + 1 < argc)
@@ -54,7 +100,15 @@ int main(int argc, char **argv)
             nsizes = 0;
             for (char *t = strtok(argv[++i], ","); t && nsizes < 16; t = strtok(NULL, ","))
                 sizes[nsizes++] = atoll(t);
-        } else if (!strcmp(argv[i], "--inplace"))
+        } else if (!strcmp(argv[i], "--root") && i + 1 < argc)
+            root = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
+            node_size = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--node-map") && i + 1 < argc)
+            map = argv[++i];
+        else if (!strcmp(argv[i], "--no-cma"))
+            cma = 0;
+        else if (!strcmp(argv[i], "--inplace"))
             inplace_only = 1;
         else if (!strcmp(argv[i], "--dump"))
             dump = 1;
@@ -67,6 +121,20 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (map && strcmp(map, "cyclic")) { /* an explicit map fixes P */
+        int n = 1;
+        for (const char *p = map; *p; p++)
+            n += *p == ',';
+        plo = phi = n;
+    }
+    if (map && !strcmp(map, "cyclic") && node_size < 1) {
+        fprintf(stderr, "kport-check: --node-map cyclic needs --node-size\n");
+        return 2;
+    }
+    if (coll == KP_COLL_BARRIER) {
+        nsizes = 1;
+        sizes[0] = 0;
+    }
 
     /* the list of (algorithm, params) to check */
     const kp_algo *algos[256];
@@ -74,23 +142,31 @@ int main(int argc, char **argv)
     int n = 0;
     if (spec) {
         char err[256];
-        if (kp_algo_parse(KP_COLL_ALLGATHER, spec, &algos[0], &prms[0], err, sizeof(err)) || !algos[0]) {
+        if (kp_algo_parse(coll, spec, &algos[0], &prms[0], err, sizeof(err)) || !algos[0]) {
             fprintf(stderr, "kport-check: %s\n", algos[0] ? err : "give an algorithm name, not auto");
             return 2;
         }
         n = 1;
     } else {
         static const int Cs[] = {1, 2, 4, 8};
-        for (int i = 0; i < kp_algo_count(KP_COLL_ALLGATHER); i++) {
-            const kp_algo *a = kp_algo_at(KP_COLL_ALLGATHER, i);
-            if (a->params & KP_PARAM_K) {
-                for (int k = 1; k <= 8; k++, n++)
-                    algos[n] = a, prms[n] = (kp_params){.k = k};
+        for (int i = 0; i < kp_algo_count(coll) && n < 240; i++) {
+            const kp_algo *a = kp_algo_at(coll, i);
+            if (a->params & (KP_PARAM_K | KP_PARAM_N)) {
+                for (int k = 1; k <= 8; k++, n++) {
+                    algos[n] = a, prms[n] = a->defaults;
+                    if (a->params & KP_PARAM_K)
+                        prms[n].k = k;
+                    else
+                        prms[n].n = k;
+                }
             } else if (a->params & KP_PARAM_C) {
                 for (int c = 0; c < 4; c++, n++)
                     algos[n] = a, prms[n] = (kp_params){.C = Cs[c]};
+            } else if (a->params & KP_PARAM_TREE) {
+                for (int t = 1; t <= 2; t++, n++)
+                    algos[n] = a, prms[n] = (kp_params){.tree = t};
             } else {
-                algos[n] = a, prms[n++] = (kp_params){0};
+                algos[n] = a, prms[n++] = a->defaults;
             }
         }
     }
@@ -100,31 +176,39 @@ int main(int argc, char **argv)
             fprintf(stderr, "kport-check: --dump/--goal need one -a, one -P and one -b\n");
             return 2;
         }
-        int P = plo;
+        int P = plo, rc = 0;
+        kp_layout L;
+        if (layout_for(P, node_size, map, cma, &L)) {
+            fprintf(stderr, "kport-check: bad node layout\n");
+            return 2;
+        }
         kp_sched *sc = calloc((size_t)P, sizeof(*sc));
-        for (int r = 0; r < P; r++) {
-            if (kp_algo_build(algos[0], &prms[0], r, P, sizes[0], &sc[r])) {
+        for (int r = 0; r < P && !rc; r++) {
+            if (kp_algo_build_on(algos[0], &prms[0], &L, r, P, sizes[0], root < 0 ? 0 : root, inplace_only == 1,
+                                 &sc[r])) {
                 fprintf(stderr, "kport-check: rank %d: refused: %s\n", r, sc[r].errmsg);
-                return 1;
+                rc = 1;
             }
         }
-        if (dump)
+        if (!rc && dump)
             for (int r = 0; r < P; r++)
                 kp_sched_dump(&sc[r], stdout);
-        if (goal) {
+        if (!rc && goal) {
             FILE *f = strcmp(goal, "-") ? fopen(goal, "w") : stdout;
             if (!f) {
                 perror(goal);
-                return 1;
+                rc = 1;
+            } else {
+                kp_goal_write(sc, P, f);
+                if (f != stdout)
+                    fclose(f);
             }
-            kp_goal_write(sc, P, f);
-            if (f != stdout)
-                fclose(f);
         }
         for (int r = 0; r < P; r++)
             kp_sched_free(&sc[r]);
         free(sc);
-        return 0;
+        kp_layout_free(&L);
+        return rc;
     }
 
     long checked = 0, refused = 0, failed = 0;
@@ -132,25 +216,36 @@ int main(int argc, char **argv)
         char name[64];
         kp_algo_format(algos[i], &prms[i], name, sizeof(name));
         long a_ok = 0, a_ref = 0;
-        for (int P = plo; P <= phi; P++)
-            for (int b = 0; b < nsizes; b++)
-                for (int ip = 0; ip < 2; ip++) {
-                    if (inplace_only >= 0 && ip != inplace_only)
-                        continue;
-                    kp_check_result res;
-                    kp_check_allgather(algos[i], &prms[i], P, sizes[b], ip, &res);
-                    if (res.refused) {
-                        a_ref++;
-                        if (verbose && b == 0 && ip == 0)
-                            printf("  %s P=%d refused: %s\n", name, P, res.msg);
-                    } else if (res.ok) {
-                        a_ok++;
-                    } else {
-                        failed++;
-                        printf("FAIL %s P=%d bytes=%lld%s: %s\n", name, P, (long long)sizes[b],
-                               ip ? " in-place" : "", res.msg);
+        for (int P = plo; P <= phi; P++) {
+            kp_layout L;
+            if (layout_for(P, node_size, map, cma, &L)) {
+                fprintf(stderr, "kport-check: bad node layout for P=%d\n", P);
+                return 2;
+            }
+            int rlo = root >= 0 ? root : 0, rhi = root >= 0 ? root : coll == KP_COLL_GATHER ? P - 1 : 0;
+            if (rhi >= P)
+                rlo = rhi = P - 1;
+            for (int rt = rlo; rt <= rhi; rt++)
+                for (int b = 0; b < nsizes; b++)
+                    for (int ip = 0; ip < 2; ip++) {
+                        if ((inplace_only >= 0 && ip != inplace_only) || (coll == KP_COLL_BARRIER && ip))
+                            continue;
+                        kp_check_result res;
+                        kp_check_algo_on(algos[i], &prms[i], &L, P, sizes[b], rt, ip, &res);
+                        if (res.refused) {
+                            a_ref++;
+                            if (verbose && b == 0 && ip == 0 && rt == rlo)
+                                printf("  %s P=%d refused: %s\n", name, P, res.msg);
+                        } else if (res.ok) {
+                            a_ok++;
+                        } else {
+                            failed++;
+                            printf("FAIL %s %s P=%d bytes=%lld root=%d%s: %s\n", colls[coll], name, P,
+                                   (long long)sizes[b], rt, ip ? " in-place" : "", res.msg);
+                        }
                     }
-                }
+            kp_layout_free(&L);
+        }
         printf("%-32s %6ld correct, %6ld refused\n", name, a_ok, a_ref);
         checked += a_ok;
         refused += a_ref;

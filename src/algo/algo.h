@@ -57,6 +57,7 @@ int kp_barrier_smp_build(kp_sched *s, const kp_params *prm);
 int kp_gather_binomial_build(kp_sched *s, const kp_params *prm);
 int kp_gather_direct_build(kp_sched *s, const kp_params *prm);
 int kp_gather_smp_build(kp_sched *s, const kp_params *prm);
+int kp_gather_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 
 /* All-to-all builders (src/algo/alltoall/<name>.c); send and receive
  * buffers are P * bytes; s->inplace: the send buffer IS the receive buffer. */
@@ -64,6 +65,7 @@ int kp_alltoall_pairwise_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_direct_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_bruck_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_shm_flat_build(kp_sched *s, const kp_params *prm);
+int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 
 /* Registry queries. */
 int kp_algo_count(int coll);

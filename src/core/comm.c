@@ -158,3 +158,20 @@ int kp_comm_stage(kp_comm *c, int64_t n, void **out)
     *out = c->stage;
     return KP_SUCCESS;
 }
+
+int kp_node_info(MPI_Comm comm, int *nnodes, int *node, int *local, int *node_size)
+{
+    int rc;
+    kp_comm *c;
+    if ((rc = kp_settings_load()) || (rc = kp_check_comm("kp_node_info", comm)) || (rc = kp_comm_get(comm, &c)))
+        return rc;
+    if (nnodes)
+        *nnodes = c->layout.nnodes;
+    if (node)
+        *node = c->layout.node_of[c->rank];
+    if (local)
+        *local = c->local;
+    if (node_size)
+        *node_size = c->node_size;
+    return KP_SUCCESS;
+}

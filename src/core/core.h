@@ -45,7 +45,6 @@ typedef struct kp_plan {
     MPI_Request *reqs;
     int maxreq;            /* requests one round may need */
     int uses_shm;          /* has shared-memory operations (posts, waits, segment) */
-    int peer_reads;        /* has single-copy peer reads: publish buffer addresses */
     struct kp_comm *owner;
     uint64_t serial;       /* unique per plan ever built (starts at 1) */
 } kp_plan;
@@ -54,8 +53,8 @@ typedef struct kp_plan {
 typedef struct kp_shm_slot { /* one per rank of the node, own cache lines */
     _Atomic uint64_t flag;   /* (call sequence << 20) | post number; single writer */
     uint64_t pid;
-    uint64_t addr[2];        /* this call's send and receive buffer addresses */
-    char pad[128 - 4 * sizeof(uint64_t)];
+    uint64_t addr[3];        /* this call's send, receive and scratch addresses */
+    char pad[128 - 5 * sizeof(uint64_t)];
 } kp_shm_slot;
 
 typedef struct kp_shm {

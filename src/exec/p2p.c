@@ -43,7 +43,7 @@ static int peer_read(kp_comm *c, const kp_op *op, char *dst)
 {
     const kp_shm_slot *ps = &c->shm.slots[c->layout.local[op->u.peer_read.peer]];
     const kp_region *src = &op->u.peer_read.src;
-    uint64_t base = ps->addr[src->buf == KP_BUF_SEND ? 0 : 1];
+    uint64_t base = ps->addr[src->buf == KP_BUF_SEND ? 0 : src->buf == KP_BUF_RECV ? 1 : 2];
     int64_t done = 0;
     while (done < src->len) {
         struct iovec l = {dst + done, (size_t)(src->len - done)};
@@ -72,10 +72,11 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
         base[KP_BUF_SHM] = c->shm.data + (seq & 1) * c->shm.half;
         base[KP_BUF_LINE] = c->shm.lines + (seq & 1) * (int64_t)c->node_size * KP_LINE;
         me = &c->shm.slots[c->local];
-        if (pl->peer_reads) { /* published by the first post's release */
-            me->addr[0] = (uint64_t)(uintptr_t)sbuf;
-            me->addr[1] = (uint64_t)(uintptr_t)rbuf;
-        }
+        /* published by the first post's release: a peer may read them even
+         * when this rank's own schedule reads nobody (gather's senders) */
+        me->addr[0] = (uint64_t)(uintptr_t)sbuf;
+        me->addr[1] = (uint64_t)(uintptr_t)rbuf;
+        me->addr[2] = (uint64_t)(uintptr_t)pl->scratch;
     }
     /* plan.c ordered each round: posts, receives, sends, copies and peer
      * reads, waits */

@@ -71,8 +71,6 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
         if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
             (op->kind == KP_OP_COPY && (op->u.copy.src.buf >= KP_BUF_SHM || op->u.copy.dst.buf >= KP_BUF_SHM)))
             pl->uses_shm = 1;
-        if (op->kind == KP_OP_PEER_READ)
-            pl->peer_reads = 1;
         if (op->kind == KP_OP_SEND)
             cur += nchunks(op->u.send.src.len);
         else if (op->kind == KP_OP_RECV)
@@ -111,14 +109,22 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     return KP_SUCCESS;
 }
 
+/* every field of kp_params is an int (no padding), so a new parameter can
+ * never be forgotten in the key */
+_Static_assert(sizeof(kp_params) % sizeof(int) == 0, "kp_params holds ints only");
+static int same_params(const kp_params *x, const kp_params *y)
+{
+    return memcmp(x, y, sizeof(*x)) == 0;
+}
+
 int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root, int inplace,
                 kp_plan **out)
 {
     kp_plan **pp = &c->plans, *pl;
     kp_plan **last = NULL;
     for (pl = c->plans; pl; pp = &pl->next, pl = pl->next) {
-        if (pl->bytes == bytes && pl->algo == a && pl->coll == coll && pl->prm.k == prm->k && pl->prm.C == prm->C &&
-            pl->prm.n == prm->n && pl->root == root && pl->inplace == inplace) {
+        if (pl->bytes == bytes && pl->algo == a && pl->coll == coll && same_params(&pl->prm, prm) && pl->root == root &&
+            pl->inplace == inplace) {
             if (pl != c->plans) { /* move to front */
                 *pp = pl->next;
                 pl->next = c->plans;

@@ -77,9 +77,9 @@ void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Reques
     while (atomic_load_explicit(flag, memory_order_acquire) < target) {
         spins++;
         if (c->oversub || spins > 4096)
-            sched_yield();
-        else
-            cpu_relax();
+            sched_yield(); /* more ranks than cores: let the poster run */
+        else if (spins > 128)
+            cpu_relax(); /* the first polls go flat out: pause costs ~100 cycles */
         if (n > 0 && (spins & 31) == 0) { /* the poster may need our messages to move */
             int done;
             MPI_Testall(n, reqs, &done, kp_statuses_ignore);

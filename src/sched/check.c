@@ -684,8 +684,10 @@ static int validate(ctx *c)
                                 peer == r ? "itself" : "on another node");
             }
             for (int x = 0; x < nr; x++) {
-                if (owner[x] != r && rg[x]->buf != KP_BUF_SEND && rg[x]->buf != KP_BUF_RECV)
-                    return fail(c, "rank %d op %d: peer reads may only read a peer's send or receive buffer", r, i);
+                if (owner[x] != r && rg[x]->buf != KP_BUF_SEND && rg[x]->buf != KP_BUF_RECV &&
+                    rg[x]->buf != KP_BUF_SCRATCH)
+                    return fail(c, "rank %d op %d: peer reads may only read a peer's send, receive or scratch buffer",
+                                r, i);
                 if (check_region(c, r, i, rg[x], owner[x]))
                     return 1;
                 if (rg[x]->buf == KP_BUF_SHM || rg[x]->buf == KP_BUF_LINE)
@@ -890,7 +892,7 @@ void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
             if (!oom)
                 fill_initial(&c, r, k, blk);
         }
-        oom |= mem_init(&st->scratch, (sc[r].scratch_bytes + g - 1) / g, 0, node, ns);
+        oom |= mem_init(&st->scratch, (sc[r].scratch_bytes + g - 1) / g, c.peer_reads, node, ns);
         st->vc = calloc((size_t)P, sizeof(uint32_t));
         st->pend = calloc((size_t)P, sizeof(uint32_t));
         st->done = calloc((size_t)sc[r].nops + 1, 1);

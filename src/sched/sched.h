@@ -22,9 +22,10 @@
  *    completes once rank q (same node) has made its n-th post of this call.
  *    Posts are single-writer flags with release/acquire ordering, in the
  *    rank's slot or at the head of its line (KP_BUF_LINE, post_line).
- *  - PEER_READ copies from a region of a peer's (same node) send or receive
- *    buffer into one of this rank's buffers (Linux cross-memory attach). The
- *    peer's buffer addresses are published with its first post of the call.
+ *  - PEER_READ copies from a region of a peer's (same node) send, receive
+ *    or scratch buffer into one of this rank's buffers (Linux cross-memory
+ *    attach). The peer's buffer addresses are published with its first post
+ *    of the call.
  *  - The checker simulates three consecutive calls of such schedules and
  *    reports any pair of accesses by different ranks to shared bytes (or to
  *    a buffer a peer reads) that is not ordered by posts/waits or messages,

@@ -51,6 +51,8 @@ static const kp_algo registry[] = {
      "k-port Direct: every rank sends to the root, k in flight at the root"},
     {"smp", KP_COLL_GATHER, kp_gather_smp_build, 0, {0},
      "shared-memory gather per node, leaders send node blocks to the root"},
+    {"shm_single_copy", KP_COLL_GATHER, kp_gather_shm_single_copy_build, 0, {0},
+     "one node: the root reads every block from the senders' buffers (cross-memory attach)"},
     /* all-to-all */
     {"pairwise", KP_COLL_ALLTOALL, kp_alltoall_pairwise_build, 0, {0}, "P-1 steps of pairwise exchange"},
     {"direct", KP_COLL_ALLTOALL, kp_alltoall_direct_build, KP_PARAM_K, {.k = 2},
@@ -59,6 +61,8 @@ static const kp_algo registry[] = {
      "k-port Bruck for small messages, ceil(log_{k+1} P) steps"},
     {"shm_flat", KP_COLL_ALLTOALL, kp_alltoall_shm_flat_build, 0, {0},
      "one node: every rank's blocks through the shared segment, two copies"},
+    {"shm_single_copy", KP_COLL_ALLTOALL, kp_alltoall_shm_single_copy_build, 0, {0},
+     "one node: every rank reads its blocks from the peers' send buffers (cross-memory attach)"},
 };
 
 #define NREG ((int)(sizeof(registry) / sizeof(registry[0])))

@@ -190,9 +190,11 @@ static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const
  *                      recursive doubling for power-of-two P up to 256 KiB in
  *                      total, Bruck (k = 1) for other P up to 64 KiB, the ring
  * Barrier: smp (n = 2) when some node holds several ranks, else n-way
- * dissemination (n = 2). Gather: smp under the same condition, else
- * binomial. All-to-all: shm_flat on one node, else Bruck up to 256 B per
- * block (P > 2), pairwise above.
+ * dissemination (n = 2). Gather: on one node shm_single_copy from
+ * KPORT_SINGLE_COPY_MIN (with cross-memory attach), else smp when some node
+ * holds several ranks, else binomial. All-to-all: on one node
+ * shm_single_copy from KPORT_SINGLE_COPY_MIN, else shm_flat; on several
+ * nodes Bruck up to 256 B per block (P > 2), pairwise above.
  */
 static void auto_allgather(const kp_layout *L, int P, int64_t bytes, kp_choice *ch)
 {
@@ -243,13 +245,19 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
             pick(ch, coll, "nway_dissemination", (kp_params){.n = 2}, "P=%d, one rank per node", P);
         break;
     case KP_COLL_GATHER:
-        if (L && L->nnodes < P && bytes <= st.shm_max)
+        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min)
+            pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
+                 (long long)bytes, (long long)st.single_copy_min);
+        else if (L && L->nnodes < P && bytes <= st.shm_max)
             pick(ch, coll, "smp", none, "%d ranks on %d nodes, bytes=%lld", P, L->nnodes, (long long)bytes);
         else
             pick(ch, coll, "binomial", none, "P=%d, bytes=%lld", P, (long long)bytes);
         break;
     default:
-        if (L && L->nnodes == 1 && P > 1 && bytes * P <= st.shm_max)
+        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min)
+            pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
+                 (long long)bytes, (long long)st.single_copy_min);
+        else if (L && L->nnodes == 1 && P > 1 && bytes * P <= st.shm_max)
             pick(ch, coll, "shm_flat", none, "one node, P*bytes=%lld", (long long)(bytes * P));
         else if (bytes <= 256 && P > 2)
             pick(ch, coll, "bruck", none, "bytes=%lld <= 256", (long long)bytes);

@@ -112,6 +112,26 @@ int main(void)
             kp_layout_free(&L);
         }
     }
+    /* the single-copy gather and all-to-all refuse without cross-memory attach */
+    static const int colls[] = {KP_COLL_GATHER, KP_COLL_ALLTOALL};
+    for (int ci = 0; ci < 2; ci++) {
+        const kp_algo *a = kp_algo_find(colls[ci], "shm_single_copy");
+        for (int P = 2; P <= 8; P++)
+            for (int cma = 0; cma < 2; cma++)
+                for (int ip = 0; ip < 2; ip++) {
+                    kp_layout L;
+                    one_node(&L, P, cma);
+                    kp_check_result res;
+                    kp_check_algo_on(a, NULL, &L, P, 24, P - 1, ip, &res);
+                    if (cma)
+                        expect(res.ok, "%s P=%d bytes=%lld ip=%d", ci ? "alltoall shm_single_copy" : "gather shm_single_copy",
+                               P, 24, ip, res.msg);
+                    else
+                        expect(res.refused && res.refuse_code == KP_ERR_UNSUPPORTED, "%s without CMA P=%d bytes=%lld ip=%d",
+                               ci ? "alltoall shm_single_copy" : "gather shm_single_copy", P, 24, ip, res.msg);
+                    kp_layout_free(&L);
+                }
+    }
     handmade(0, NULL);
     handmade(1, "race");
     handmade(2, "deadlock");
