@@ -52,6 +52,7 @@ int kp_allgather_smp_bruck_build(kp_sched *s, const kp_params *prm);
 int kp_barrier_dissemination_build(kp_sched *s, const kp_params *prm);
 int kp_barrier_nway_dissemination_build(kp_sched *s, const kp_params *prm);
 int kp_barrier_smp_build(kp_sched *s, const kp_params *prm);
+int kp_barrier_shm_flat_build(kp_sched *s, const kp_params *prm);
 
 /* Gather builders (src/algo/gather/<name>.c); s->root is the root. */
 int kp_gather_binomial_build(kp_sched *s, const kp_params *prm);

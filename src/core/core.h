@@ -44,7 +44,8 @@ typedef struct kp_plan {
     void *scratch;
     MPI_Request *reqs;
     int maxreq;            /* requests one round may need */
-    int uses_shm;          /* has shared-memory operations (posts, waits, segment) */
+    int uses_flags;        /* posts/waits/peer copies: a counted call (flag values) */
+    int uses_segment;      /* data in the segment: the call flips its halves */
     struct kp_comm *owner;
     uint64_t serial;       /* unique per plan ever built (starts at 1) */
 } kp_plan;
@@ -83,7 +84,8 @@ typedef struct kp_comm {
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
     kp_shm shm;
-    uint64_t seq;       /* calls that used the shared segment on this communicator */
+    uint64_t seq;       /* calls that used shared-memory flags on this communicator */
+    uint64_t parity;    /* calls that put data in the segment (selects the half) */
     /* the plan the previous call of each collective ran, for the fast path */
     kp_plan *last[KP_COLL_COUNT];
     unsigned last_gen[KP_COLL_COUNT];

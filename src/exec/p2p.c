@@ -57,20 +57,41 @@ static int peer_read(kp_comm *c, const kp_op *op, char *dst)
     return KP_SUCCESS;
 }
 
+/* single copy into a peer's buffer */
+static int peer_write(kp_comm *c, const kp_op *op, const char *src)
+{
+    const kp_shm_slot *ps = &c->shm.slots[c->layout.local[op->u.peer_write.peer]];
+    const kp_region *dst = &op->u.peer_write.dst;
+    uint64_t base = ps->addr[dst->buf == KP_BUF_SEND ? 0 : dst->buf == KP_BUF_RECV ? 1 : 2];
+    int64_t done = 0;
+    while (done < dst->len) {
+        struct iovec l = {(void *)(src + done), (size_t)(dst->len - done)};
+        struct iovec r = {(void *)(uintptr_t)(base + (uint64_t)(dst->off + done)), (size_t)(dst->len - done)};
+        ssize_t n = process_vm_writev((pid_t)ps->pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return kp_error(KP_ERR_INTERNAL, "process_vm_writev of %lld bytes to rank %d failed: %s",
+                            (long long)(dst->len - done), op->u.peer_write.peer, n < 0 ? strerror(errno) : "no data");
+        done += n;
+    }
+    return KP_SUCCESS;
+}
+
 int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
 {
     const kp_sched *s = &pl->sched;
     kp_comm *c = pl->owner;
-    /* only calls that use the segment count: they alternate its halves */
-    const uint64_t seq = pl->uses_shm ? ++c->seq : 0;
+    /* calls with flags are counted (flag values never repeat); calls that
+     * put data in the segment alternate its halves */
+    const uint64_t seq = pl->uses_flags ? ++c->seq : c->seq;
     char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch, NULL, NULL};
     kp_shm_slot *me = NULL;
     int rc = KP_SUCCESS;
-    if (pl->uses_shm) {
+    if (pl->uses_flags || pl->uses_segment) {
         if ((rc = kp_shm_reserve(c, s->shm_bytes)))
             return rc;
-        base[KP_BUF_SHM] = c->shm.data + (seq & 1) * c->shm.half;
-        base[KP_BUF_LINE] = c->shm.lines + (seq & 1) * (int64_t)c->node_size * KP_LINE;
+        const uint64_t half = pl->uses_segment ? ++c->parity & 1 : c->parity & 1;
+        base[KP_BUF_SHM] = c->shm.data + half * c->shm.half;
+        base[KP_BUF_LINE] = c->shm.lines + half * (int64_t)c->node_size * KP_LINE;
         me = &c->shm.slots[c->local];
         /* published by the first post's release: a peer may read them even
          * when this rank's own schedule reads nobody (gather's senders) */
@@ -109,6 +130,9 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
             }
             case KP_OP_PEER_READ:
                 rc = peer_read(c, op, base[op->u.peer_read.dst.buf] + op->u.peer_read.dst.off);
+                break;
+            case KP_OP_PEER_WRITE:
+                rc = peer_write(c, op, base[op->u.peer_write.src.buf] + op->u.peer_write.src.off);
                 break;
             case KP_OP_WAIT: {
                 const int ql = c->layout.local[op->u.wait.peer];

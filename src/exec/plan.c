@@ -63,14 +63,13 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     }
     /* requests: the largest round, counting chunks of huge messages */
     int64_t cur = 0, best = 0;
-    pl->uses_shm = pl->sched.shm_bytes > 0;
+    const unsigned use = kp_sched_shm_use(&pl->sched);
+    pl->uses_flags = (use & KP_USES_FLAGS) != 0;
+    pl->uses_segment = (use & KP_USES_SEGMENT) != 0;
     for (int i = 0; i < pl->sched.nops; i++) {
         const kp_op *op = &pl->sched.ops[i];
         if (i > 0 && op->round != pl->sched.ops[i - 1].round)
             cur = 0;
-        if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
-            (op->kind == KP_OP_COPY && (op->u.copy.src.buf >= KP_BUF_SHM || op->u.copy.dst.buf >= KP_BUF_SHM)))
-            pl->uses_shm = 1;
         if (op->kind == KP_OP_SEND)
             cur += nchunks(op->u.send.src.len);
         else if (op->kind == KP_OP_RECV)
@@ -86,7 +85,8 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     /* the executor's order inside a round: posts, receives, sends, copies
      * and peer reads, waits (a stable sort: messages keep their order) */
     static const int rank_of[] = {[KP_OP_POST] = 0, [KP_OP_RECV] = 1, [KP_OP_SEND] = 2,
-                                  [KP_OP_COPY] = 3, [KP_OP_PEER_READ] = 3, [KP_OP_WAIT] = 4};
+                                  [KP_OP_COPY] = 3, [KP_OP_PEER_READ] = 3, [KP_OP_PEER_WRITE] = 3,
+                                  [KP_OP_WAIT] = 4};
     kp_op *ops = pl->sched.ops;
     for (int i = 1; i < pl->sched.nops; i++) { /* insertion sort: rounds are short */
         kp_op x = ops[i];

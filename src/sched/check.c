@@ -124,8 +124,8 @@ static const char *bname(int b)
 
 static const char *kname(int k)
 {
-    static const char *n[] = {"send", "recv", "copy", "post", "wait", "peer-read"};
-    return k >= 0 && k <= KP_OP_PEER_READ ? n[k] : "?";
+    static const char *n[] = {"send", "recv", "copy", "post", "wait", "peer-read", "peer-write"};
+    return k >= 0 && k <= KP_OP_PEER_WRITE ? n[k] : "?";
 }
 
 static const char *collname(int coll)
@@ -324,6 +324,10 @@ static int op_regions(ctx *c, int r, const kp_op *o, phys out[2], int w[2])
         out[0] = resolve(c, o->u.peer_read.peer, call, &o->u.peer_read.src), w[0] = 0;
         out[1] = resolve(c, r, call, &o->u.peer_read.dst), w[1] = 1;
         return 2;
+    case KP_OP_PEER_WRITE:
+        out[0] = resolve(c, r, call, &o->u.peer_write.src), w[0] = 0;
+        out[1] = resolve(c, o->u.peer_write.peer, call, &o->u.peer_write.dst), w[1] = 1;
+        return 2;
     default:
         return 0;
     }
@@ -443,18 +447,19 @@ static int check_final(ctx *c, int r, int call, int64_t blk)
 }
 
 /*
- * Shared-memory calls must compose with any other shared-memory call that
- * follows (the executor alternates the segment's halves between them, so
- * call s+2 reuses call s's half, whatever collective it is): before a rank
- * leaves a call that uses the segment, it must have heard - through posts
- * or messages - from every rank of its node in this call. Then in call s+1
+ * Calls that put data in the segment must compose with any other such call
+ * (the executor alternates the segment's halves between them, so call s+2
+ * reuses call s's half, whatever collective it is): before a rank leaves a
+ * call that uses the segment, it must have heard - through posts or
+ * messages - from every rank of its node in this call. Then in call s+1
  * every rank learns that all its node-mates finished call s, before it can
- * start call s+2.
+ * start call s+2. Calls that only synchronise through flags do not move the
+ * halves and owe nothing here.
  */
 static int check_node_sync(ctx *c, int r, int call)
 {
-    if (c->ncalls == 1)
-        return 0; /* no shared memory */
+    if (!(kp_sched_shm_use(&c->sc[r]) & KP_USES_SEGMENT))
+        return 0; /* the segment's halves do not move: nothing to protect */
     const int node = c->L->node_of[r];
     for (int l = 0; l < kp_layout_node_size(c->L, node); l++) {
         int q = kp_layout_rank(c->L, node, l);
@@ -509,6 +514,7 @@ static int post_round(ctx *c, int r)
         switch (op->kind) {
         case KP_OP_COPY:
         case KP_OP_PEER_READ:
+        case KP_OP_PEER_WRITE:
             if (op_regions(c, r, op, reg, w) == 2) {
                 if (access_mem(c, reg[0], r, 0, kname(op->kind)) || access_mem(c, reg[1], r, 1, kname(op->kind)))
                     return 1;
@@ -619,20 +625,6 @@ static void report_deadlock(ctx *c)
     fail(c, "%s", buf);
 }
 
-/* what the executor treats as a shared-memory call (see exec/plan.c) */
-static int uses_shm(const kp_sched *s)
-{
-    if (s->shm_bytes > 0)
-        return 1;
-    for (int i = 0; i < s->nops; i++) {
-        const kp_op *op = &s->ops[i];
-        if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
-            (op->kind == KP_OP_COPY && (op->u.copy.src.buf >= KP_BUF_SHM || op->u.copy.dst.buf >= KP_BUF_SHM)))
-            return 1;
-    }
-    return 0;
-}
-
 /* validate shapes and operations, compute the granule */
 static int validate(ctx *c)
 {
@@ -672,13 +664,21 @@ static int validate(ctx *c)
                 rg[nr++] = &op->u.peer_read.dst;
                 c->peer_reads = 1;
                 break;
+            case KP_OP_PEER_WRITE:
+                peer = op->u.peer_write.peer;
+                rg[nr++] = &op->u.peer_write.src;
+                rg[nr] = &op->u.peer_write.dst, owner[nr++] = peer;
+                if (op->u.peer_write.dst.buf == KP_BUF_SEND)
+                    return fail(c, "rank %d op %d: writes rank %d's send buffer", r, i, peer);
+                c->peer_reads = 1;
+                break;
             default:
                 return fail(c, "rank %d op %d: unknown operation kind %d", r, i, op->kind);
             }
             if (peer != -1 || op->kind == KP_OP_SEND || op->kind == KP_OP_RECV) {
                 if (peer < 0 || peer >= c->P)
                     return fail(c, "rank %d op %d: peer %d out of range 0..%d", r, i, peer, c->P - 1);
-                if ((op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ) &&
+                if ((op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ || op->kind == KP_OP_PEER_WRITE) &&
                     (c->L->node_of[peer] != c->L->node_of[r] || peer == r))
                     return fail(c, "rank %d op %d: %s on rank %d, which is %s", r, i, kname(op->kind), peer,
                                 peer == r ? "itself" : "on another node");
@@ -686,8 +686,8 @@ static int validate(ctx *c)
             for (int x = 0; x < nr; x++) {
                 if (owner[x] != r && rg[x]->buf != KP_BUF_SEND && rg[x]->buf != KP_BUF_RECV &&
                     rg[x]->buf != KP_BUF_SCRATCH)
-                    return fail(c, "rank %d op %d: peer reads may only read a peer's send, receive or scratch buffer",
-                                r, i);
+                    return fail(c, "rank %d op %d: a peer's buffers reachable by peer reads and writes are its send, "
+                                "receive and scratch buffers", r, i);
                 if (check_region(c, r, i, rg[x], owner[x]))
                     return 1;
                 if (rg[x]->buf == KP_BUF_SHM || rg[x]->buf == KP_BUF_LINE)
@@ -697,17 +697,21 @@ static int validate(ctx *c)
                 if (rg[x]->len > 0)
                     g = gcd64(g, gcd64(rg[x]->off, rg[x]->len));
             }
-            if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ)
+            if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
+                op->kind == KP_OP_PEER_WRITE)
                 c->ncalls = NCALLS_MAX;
         }
     }
     c->g = g > 0 ? g : 1;
-    /* the executor counts calls that use shared memory; a node's ranks must agree */
+    /* the executor counts calls that use flags, and alternates the segment's
+     * halves on calls that put data there: a node's ranks must agree on both */
     for (int r = 0; r < c->P; r++) {
         const int lead = kp_layout_leader(c->L, c->L->node_of[r]);
-        if (uses_shm(&sc[r]) != uses_shm(&sc[lead]))
-            return fail(c, "rank %d %s shared memory but its node's leader %d %s", r,
-                        uses_shm(&sc[r]) ? "uses" : "does not use", lead, uses_shm(&sc[lead]) ? "does" : "does not");
+        unsigned mine = kp_sched_shm_use(&sc[r]), theirs = kp_sched_shm_use(&sc[lead]);
+        if (mine != theirs)
+            return fail(c, "rank %d uses shared memory as %s%s but its node's leader %d as %s%s", r,
+                        mine & KP_USES_FLAGS ? "flags " : "", mine & KP_USES_SEGMENT ? "segment" : "", lead,
+                        theirs & KP_USES_FLAGS ? "flags " : "", theirs & KP_USES_SEGMENT ? "segment" : "");
     }
     return 0;
 }

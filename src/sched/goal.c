@@ -13,7 +13,9 @@
  * Rounds become dependencies: every operation of round r+1 requires every
  * operation of round r (through one zero-cost "calc 0" join vertex per round
  * boundary, which keeps the file linear in the number of operations). Local
- * copies become "calc <bytes>" (the simulator's cost of copying those bytes).
+ * copies and single-copy peer reads/writes become "calc <bytes>" (the
+ * simulator's cost of copying those bytes); shared-memory posts and waits
+ * have no GOAL equivalent and become "calc 0" (their ordering is lost).
  */
 #include "sched/goal.h"
 
@@ -33,8 +35,14 @@ static void rank_goal(const kp_sched *s, FILE *out)
                 fprintf(out, "l%d: send %" PRId64 "b to %d tag 0\n", label, op->u.send.src.len, op->u.send.peer);
             else if (op->kind == KP_OP_RECV)
                 fprintf(out, "l%d: recv %" PRId64 "b from %d tag 0\n", label, op->u.recv.dst.len, op->u.recv.peer);
-            else
+            else if (op->kind == KP_OP_COPY)
                 fprintf(out, "l%d: calc %" PRId64 "\n", label, op->u.copy.src.len);
+            else if (op->kind == KP_OP_PEER_READ)
+                fprintf(out, "l%d: calc %" PRId64 "\n", label, op->u.peer_read.src.len);
+            else if (op->kind == KP_OP_PEER_WRITE)
+                fprintf(out, "l%d: calc %" PRId64 "\n", label, op->u.peer_write.src.len);
+            else /* shared-memory posts and waits: no GOAL equivalent, a zero-cost vertex */
+                fprintf(out, "l%d: calc 0\n", label);
             if (join >= 0)
                 fprintf(out, "l%d requires l%d\n", label, join);
             label++;

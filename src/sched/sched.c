@@ -209,6 +209,46 @@ void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf,
     }
 }
 
+void kp_sched_peer_write(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len)
+{
+    if (bad_len(s, soff, len) || bad_len(s, doff, len) || len == 0)
+        return;
+    kp_op *op = push(s, KP_OP_PEER_WRITE);
+    if (op) {
+        op->u.peer_write.peer = peer;
+        op->u.peer_write.src = (kp_region){sbuf, soff, len};
+        op->u.peer_write.dst = (kp_region){dbuf, doff, len};
+    }
+}
+
+unsigned kp_sched_shm_use(const kp_sched *s)
+{
+    unsigned use = s->shm_bytes > 0 ? KP_USES_SEGMENT : 0;
+    for (int i = 0; i < s->nops; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->kind == KP_OP_POST || op->kind == KP_OP_WAIT || op->kind == KP_OP_PEER_READ ||
+            op->kind == KP_OP_PEER_WRITE)
+            use |= KP_USES_FLAGS;
+        const kp_region *r[2] = {NULL, NULL};
+        if (op->kind == KP_OP_SEND)
+            r[0] = &op->u.send.src;
+        else if (op->kind == KP_OP_RECV)
+            r[0] = &op->u.recv.dst;
+        else if (op->kind == KP_OP_COPY)
+            r[0] = &op->u.copy.src, r[1] = &op->u.copy.dst;
+        else if (op->kind == KP_OP_PEER_READ)
+            r[0] = &op->u.peer_read.dst;
+        else if (op->kind == KP_OP_PEER_WRITE)
+            r[0] = &op->u.peer_write.src;
+        for (int k = 0; k < 2; k++)
+            if (r[k] && (r[k]->buf == KP_BUF_SHM || r[k]->buf == KP_BUF_LINE))
+                use |= KP_USES_SEGMENT;
+        if ((op->kind == KP_OP_POST && op->u.post.line) || (op->kind == KP_OP_WAIT && op->u.wait.line))
+            use |= KP_USES_FLAGS;
+    }
+    return use;
+}
+
 int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
 {
     memset(L, 0, sizeof(*L));
@@ -337,6 +377,11 @@ void kp_sched_dump(const kp_sched *s, FILE *out)
                     bufname(op->u.peer_read.src.buf), (long long)op->u.peer_read.src.off,
                     (long long)op->u.peer_read.src.len, bufname(op->u.peer_read.dst.buf),
                     (long long)op->u.peer_read.dst.off);
+            break;
+        case KP_OP_PEER_WRITE:
+            fprintf(out, "    peer-write %s[%lld..+%lld] -> %d:%s[%lld]\n", bufname(op->u.peer_write.src.buf),
+                    (long long)op->u.peer_write.src.off, (long long)op->u.peer_write.src.len, op->u.peer_write.peer,
+                    bufname(op->u.peer_write.dst.buf), (long long)op->u.peer_write.dst.off);
             break;
         }
     }

@@ -23,9 +23,12 @@
  *    Posts are single-writer flags with release/acquire ordering, in the
  *    rank's slot or at the head of its line (KP_BUF_LINE, post_line).
  *  - PEER_READ copies from a region of a peer's (same node) send, receive
- *    or scratch buffer into one of this rank's buffers (Linux cross-memory
- *    attach). The peer's buffer addresses are published with its first post
- *    of the call.
+ *    or scratch buffer into one of this rank's buffers, PEER_WRITE from one
+ *    of this rank's buffers into a peer's receive or scratch buffer (Linux
+ *    cross-memory attach). The peer's buffer addresses are published with
+ *    its first post of the call.
+ *  - Only calls that put data in the segment (KP_USES_SEGMENT) alternate
+ *    its halves; calls that only synchronise (KP_USES_FLAGS) do not.
  *  - The checker simulates three consecutive calls of such schedules and
  *    reports any pair of accesses by different ranks to shared bytes (or to
  *    a buffer a peer reads) that is not ordered by posts/waits or messages,
@@ -63,7 +66,8 @@ enum kp_opkind {
     KP_OP_COPY = 2,
     KP_OP_POST = 3,     /* shared memory: publish my n-th post of the call */
     KP_OP_WAIT = 4,     /* shared memory: wait for peer's n-th post */
-    KP_OP_PEER_READ = 5 /* single copy from a peer's send/recv buffer */
+    KP_OP_PEER_READ = 5, /* single copy from a peer's buffer into mine */
+    KP_OP_PEER_WRITE = 6 /* single copy from my buffer into a peer's */
 };
 
 typedef struct kp_op {
@@ -75,7 +79,8 @@ typedef struct kp_op {
         struct { kp_region src; kp_region dst; } copy;
         struct { int n; int line; } post;          /* line: flag in my line (1) or my slot (0) */
         struct { int peer; int n; int line; } wait; /* line: the peer's line flag (1) or slot (0) */
-        struct { int peer; kp_region src; kp_region dst; } peer_read; /* src in the peer's buffers */
+        struct { int peer; kp_region src; kp_region dst; } peer_read;  /* src in the peer's buffers */
+        struct { int peer; kp_region src; kp_region dst; } peer_write; /* dst in the peer's buffers */
     } u;
 } kp_op;
 
@@ -173,8 +178,15 @@ void kp_sched_wait(kp_sched *s, int peer, int n);
  * with the flag, so a waiting peer gets both with one transfer. */
 int kp_sched_post_line(kp_sched *s);
 void kp_sched_wait_line(kp_sched *s, int peer, int n);
-#define KP_LINE 128
+#define KP_LINE 256
 void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
+void kp_sched_peer_write(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
+
+/* What a schedule needs of the node's shared memory. Both must be the same
+ * on every rank of a node (the checker verifies it). */
+#define KP_USES_FLAGS 0x1u   /* posts, waits, peer reads/writes: counted calls (flag values) */
+#define KP_USES_SEGMENT 0x2u /* data in KP_BUF_SHM / KP_BUF_LINE: the halves alternate */
+unsigned kp_sched_shm_use(const kp_sched *s);
 /* Refuse: record why this algorithm cannot build (printf-like); returns code. */
 int kp_sched_refuse(kp_sched *s, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

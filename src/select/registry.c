@@ -45,6 +45,8 @@ static const kp_algo registry[] = {
      "ceil(log_{n+1} P) rounds, n peers (p + i (n+1)^r) mod P"},
     {"smp", KP_COLL_BARRIER, kp_barrier_smp_build, KP_PARAM_N, {.n = 2},
      "shared-memory arrival/release per node, n-way dissemination among leaders"},
+    {"shm_flat", KP_COLL_BARRIER, kp_barrier_shm_flat_build, 0, {0},
+     "one node: every rank posts on its flag line and waits for all the others"},
     /* gather */
     {"binomial", KP_COLL_GATHER, kp_gather_binomial_build, 0, {0}, "binomial tree towards the root, log2 P steps"},
     {"direct", KP_COLL_GATHER, kp_gather_direct_build, KP_PARAM_K, {.k = 2},
@@ -52,7 +54,7 @@ static const kp_algo registry[] = {
     {"smp", KP_COLL_GATHER, kp_gather_smp_build, 0, {0},
      "shared-memory gather per node, leaders send node blocks to the root"},
     {"shm_single_copy", KP_COLL_GATHER, kp_gather_shm_single_copy_build, 0, {0},
-     "one node: the root reads every block from the senders' buffers (cross-memory attach)"},
+     "one node: every rank writes its block into the root's buffer (cross-memory attach)"},
     /* all-to-all */
     {"pairwise", KP_COLL_ALLTOALL, kp_alltoall_pairwise_build, 0, {0}, "P-1 steps of pairwise exchange"},
     {"direct", KP_COLL_ALLTOALL, kp_alltoall_direct_build, KP_PARAM_K, {.k = 2},

@@ -29,7 +29,8 @@ static struct {
     char load_err[300];
     int verbose;
     int fallback;
-    int64_t shm_max, single_copy_min; /* thresholds, see kp_select_auto */
+    int64_t shm_max;                        /* thresholds, see kp_select_auto */
+    int64_t single_copy_min[KP_COLL_COUNT]; /* by collective */
     int chunk_kb;
     int fallback_set; /* by kp_set_fallback: overrides the environment */
     unsigned gen; /* changes whenever a setting does: invalidates fast paths */
@@ -40,40 +41,45 @@ static struct {
 
 static _Thread_local char last_algo[KP_COLL_COUNT][64];
 
+/* an integer environment variable in 0..max: 1 read, 0 unset, -1 invalid
+ * (recorded as the settings' error) */
+static int env_count(const char *name, int64_t max, int64_t *out)
+{
+    const char *e = getenv(name);
+    char *end;
+    if (!e || !*e)
+        return 0;
+    long long x = strtoll(e, &end, 10);
+    if (*end || x < 0 || x > max) {
+        if (!st.load_rc) {
+            st.load_rc = KP_ERR_PARAM;
+            snprintf(st.load_err, sizeof(st.load_err), "%s=\"%s\": expected an integer in 0..%lld", name, e,
+                     (long long)max);
+        }
+        return -1;
+    }
+    *out = x;
+    return 1;
+}
+
 int kp_settings_load(void)
 {
     if (st.loaded)
         return st.load_rc ? kp_error(st.load_rc, "%s", st.load_err) : KP_SUCCESS;
     st.loaded = 1;
     st.shm_max = (int64_t)64 << 20;
-    st.single_copy_min = (int64_t)256 << 10;
+    st.single_copy_min[KP_COLL_ALLGATHER] = 8192;
+    st.single_copy_min[KP_COLL_GATHER] = 2048;
+    st.single_copy_min[KP_COLL_ALLTOALL] = 4096;
     st.chunk_kb = 0;
-    static const struct { const char *name; int64_t *slot; int kb; } thr[] = {
-        {"KPORT_SHM_MAX", &st.shm_max, 0}, {"KPORT_SINGLE_COPY_MIN", &st.single_copy_min, 0}};
-    for (size_t i = 0; i < sizeof(thr) / sizeof(thr[0]) && !st.load_rc; i++) {
-        const char *e = getenv(thr[i].name);
-        char *end;
-        if (!e || !*e)
-            continue;
-        long long x = strtoll(e, &end, 10);
-        if (*end || x < 0) {
-            st.load_rc = KP_ERR_PARAM;
-            snprintf(st.load_err, sizeof(st.load_err), "%s=\"%s\": expected a byte count >= 0", thr[i].name, e);
-        } else {
-            *thr[i].slot = x;
-        }
-    }
-    const char *ck = getenv("KPORT_SHM_CHUNK_KB");
-    if (ck && *ck && !st.load_rc) {
-        char *end;
-        long x = strtol(ck, &end, 10);
-        if (*end || x < 0 || x > 1000000) {
-            st.load_rc = KP_ERR_PARAM;
-            snprintf(st.load_err, sizeof(st.load_err), "KPORT_SHM_CHUNK_KB=\"%s\": expected 0..1000000", ck);
-        } else {
-            st.chunk_kb = (int)x;
-        }
-    }
+    int64_t x;
+    if (env_count("KPORT_SHM_MAX", INT64_MAX, &x) > 0)
+        st.shm_max = x;
+    if (env_count("KPORT_SINGLE_COPY_MIN", INT64_MAX, &x) > 0) /* one value for every collective */
+        for (int k = 0; k < KP_COLL_COUNT; k++)
+            st.single_copy_min[k] = x;
+    if (env_count("KPORT_SHM_CHUNK_KB", 1000000, &x) > 0)
+        st.chunk_kb = (int)x;
     const char *v = getenv("KPORT_VERBOSE");
     st.verbose = v && *v && strcmp(v, "0") != 0;
     if (!st.fallback_set) {
@@ -204,9 +210,9 @@ static void auto_allgather(const kp_layout *L, int P, int64_t bytes, kp_choice *
     const int hier = L && L->nnodes < P;
     if (hier && bytes <= st.shm_max) {
         if (L->nnodes == 1) {
-            if (L->cma && bytes >= st.single_copy_min)
+            if (L->cma && bytes >= st.single_copy_min[coll])
                 pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
-                     (long long)bytes, (long long)st.single_copy_min);
+                     (long long)bytes, (long long)st.single_copy_min[coll]);
             else
                 pick(ch, coll, "shm_flat", (kp_params){.chunk_kb = st.chunk_kb}, "one node, bytes=%lld%s",
                      (long long)bytes, L->cma ? "" : ", no cross-memory attach");
@@ -238,25 +244,27 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
         auto_allgather(L, P, bytes, ch);
         break;
     case KP_COLL_BARRIER:
-        if (L && L->nnodes < P)
+        if (L && L->nnodes == 1 && P > 1 && P <= 8)
+            pick(ch, coll, "shm_flat", none, "P=%d on one node: one round of flags", P);
+        else if (L && L->nnodes < P)
             pick(ch, coll, "smp", (kp_params){.n = 2}, "%d ranks on %d nodes: shared-memory arrival/release", P,
                  L->nnodes);
         else
             pick(ch, coll, "nway_dissemination", (kp_params){.n = 2}, "P=%d, one rank per node", P);
         break;
     case KP_COLL_GATHER:
-        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min)
+        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min[coll])
             pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
-                 (long long)bytes, (long long)st.single_copy_min);
+                 (long long)bytes, (long long)st.single_copy_min[coll]);
         else if (L && L->nnodes < P && bytes <= st.shm_max)
             pick(ch, coll, "smp", none, "%d ranks on %d nodes, bytes=%lld", P, L->nnodes, (long long)bytes);
         else
             pick(ch, coll, "binomial", none, "P=%d, bytes=%lld", P, (long long)bytes);
         break;
     default:
-        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min)
+        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min[coll])
             pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
-                 (long long)bytes, (long long)st.single_copy_min);
+                 (long long)bytes, (long long)st.single_copy_min[coll]);
         else if (L && L->nnodes == 1 && P > 1 && bytes * P <= st.shm_max)
             pick(ch, coll, "shm_flat", none, "one node, P*bytes=%lld", (long long)(bytes * P));
         else if (bytes <= 256 && P > 2)

@@ -14,21 +14,22 @@
  * Cost: T = (c-in + c-out of m bytes) + nchunks * (post + wait), with
  * copies m*gamma in and (P-1)*m*gamma out per rank, m = bytes per block,
  * nchunks = ceil(m / chunk). One post and P-1 flag reads per chunk.
- * Memory: shared P * chunk (one chunk) or 2 * P * chunk bytes per call.
+ * Memory: shared P * chunk (one chunk) or 2 * P * chunk bytes per call,
+ * slots rounded up to 128 bytes so no two ranks write one cache line.
  * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
  * Parameter chunk_kb: chunk size in KiB (0: whole block up to 256 KiB,
  * else 128 KiB).
  *
- * Blocks of at most 120 bytes travel in the rank's flag line (KP_BUF_LINE,
- * post_line / wait_line), so a waiting peer gets flag and data in one
- * cache-line transfer.
+ * Blocks of at most KP_LINE - 8 = 248 bytes travel in the rank's flag line
+ * (KP_BUF_LINE, post_line / wait_line): the flag and the first 56 bytes
+ * share a cache line, so a waiting peer gets them with one transfer and the
+ * rest right behind it.
  *
  * Example, P = 2, m = 8 (one chunk):
  *   round 0  copy send -> shm[me]          round 2  wait for the peer's post 1
  *   round 1  post 1; copy send -> recv[me] round 3  copy shm[peer] -> recv[peer]
  */
-#include "algo/algo.h"
-#include "kport.h"
+#include "algo/shm_common.h"
 
 /* blocks up to this size travel in the same cache line as their flag */
 #define KP_SHM_INLINE (KP_LINE - 8)
@@ -44,10 +45,9 @@ int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)
 {
     const int P = s->P, me = s->rank;
     const int64_t m = s->bytes;
-    const kp_layout *L = s->layout;
-    if (P > 1 && (!L || L->nnodes != 1))
-        return kp_sched_refuse(s, KP_ERR_UNSUPPORTED, "shm_flat needs all %d ranks on one node (%d nodes)", P,
-                               L ? L->nnodes : P);
+    int rc = kp_shm_one_node(s, "shm_flat", 0);
+    if (rc)
+        return rc;
     if (m == 0)
         return kp_sched_finish(s);
     if (m <= KP_SHM_INLINE) {
@@ -56,11 +56,7 @@ int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)
         kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + 8, m);
         kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)me * m, m);
         kp_sched_next_round(s);
-        int n = kp_sched_post_line(s);
-        kp_sched_next_round(s);
-        for (int q = 0; q < P; q++)
-            if (q != me)
-                kp_sched_wait_line(s, q, n);
+        kp_shm_wait_all(s, kp_sched_post_line(s), 1);
         kp_sched_next_round(s);
         for (int q = 0; q < P; q++)
             if (q != me)
@@ -70,8 +66,9 @@ int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)
     const int64_t ch = kp_shm_flat_chunk(m, prm);
     const int64_t nch = (m + ch - 1) / ch;
     const int sets = nch > 1 ? 2 : 1;
-    kp_sched_need_shm(s, (int64_t)sets * P * ch);
-#define SLOT(q, i) ((((int64_t)(i) % sets) * P + (q)) * ch)
+    const int64_t stride = (ch + 127) / 128 * 128; /* slots never share a cache line */
+    kp_sched_need_shm(s, (int64_t)sets * P * stride);
+#define SLOT(q, i) ((((int64_t)(i) % sets) * P + (q)) * stride)
 #define LEN(i) ((i) == nch - 1 ? m - (i) * ch : ch)
 
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, SLOT(me, 0), LEN(0));
@@ -81,9 +78,7 @@ int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)
         if (i == 0)
             kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)me * m, m);
         kp_sched_next_round(s);
-        for (int q = 0; q < P; q++)
-            if (q != me)
-                kp_sched_wait(s, q, n);
+        kp_shm_wait_all(s, n, 0);
         kp_sched_next_round(s);
         for (int q = 0; q < P; q++)
             if (q != me)

@@ -9,7 +9,7 @@
  *
  * Cost: T = P*m*gamma (copy in) + post/wait + P*m*gamma (copy out), m =
  * bytes per block: two copies of the data, no MPI message.
- * Memory: P*P*m shared bytes per call.
+ * Memory: P*P*m shared bytes per call (rows rounded up to 128 bytes).
  * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
  * MPI_IN_PLACE: the send buffer is the receive buffer; it is read (copy in)
  * two rounds before it is written (copy out), so no special case.
@@ -18,30 +18,25 @@
  *   round 1 post 1     round 2 wait for rank 1's post 1
  *   round 3 copy shm[0][0] -> recv[0], shm[1][0] -> recv[1]
  */
-#include "algo/algo.h"
-#include "kport.h"
+#include "algo/shm_common.h"
 
 int kp_alltoall_shm_flat_build(kp_sched *s, const kp_params *prm)
 {
     (void)prm;
     const int P = s->P, me = s->rank;
     const int64_t m = s->bytes, row = (int64_t)P * m;
-    const kp_layout *L = s->layout;
-    if (P > 1 && (!L || L->nnodes != 1))
-        return kp_sched_refuse(s, KP_ERR_UNSUPPORTED, "alltoall shm_flat needs all %d ranks on one node (%d nodes)",
-                               P, L ? L->nnodes : P);
+    const int64_t stride = (row + 127) / 128 * 128; /* rows never share a cache line */
+    int rc = kp_shm_one_node(s, "alltoall shm_flat", 0);
+    if (rc)
+        return rc;
     if (m == 0)
         return kp_sched_finish(s);
-    kp_sched_need_shm(s, (int64_t)P * row);
-    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)me * row, row);
+    kp_sched_need_shm(s, (int64_t)P * stride);
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)me * stride, row);
     kp_sched_next_round(s);
-    int n = kp_sched_post(s);
-    kp_sched_next_round(s);
-    for (int q = 0; q < P; q++)
-        if (q != me)
-            kp_sched_wait(s, q, n);
+    kp_shm_wait_all(s, kp_sched_post(s), 0);
     kp_sched_next_round(s);
     for (int q = 0; q < P; q++)
-        kp_sched_copy(s, KP_BUF_SHM, (int64_t)q * row + (int64_t)me * m, KP_BUF_RECV, (int64_t)q * m, m);
+        kp_sched_copy(s, KP_BUF_SHM, (int64_t)q * stride + (int64_t)me * m, KP_BUF_RECV, (int64_t)q * m, m);
     return kp_sched_finish(s);
 }

@@ -19,22 +19,16 @@
  *   round 2 read 0's send[1] -> recv[0], 2's send[1] -> recv[2]
  *   round 3 post 2                             round 4 wait for post 2 of 0, 2
  */
-#include "algo/algo.h"
-#include "kport.h"
+#include "algo/shm_common.h"
 
 int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm)
 {
     (void)prm;
     const int P = s->P, me = s->rank;
     const int64_t m = s->bytes;
-    const kp_layout *L = s->layout;
-    if (P > 1 && (!L || L->nnodes != 1))
-        return kp_sched_refuse(s, KP_ERR_UNSUPPORTED,
-                               "alltoall shm_single_copy needs all %d ranks on one node (%d nodes)", P,
-                               L ? L->nnodes : P);
-    if (P > 1 && !L->cma)
-        return kp_sched_refuse(s, KP_ERR_UNSUPPORTED,
-                               "alltoall shm_single_copy: cross-memory attach (process_vm_readv) is not permitted here");
+    int rc = kp_shm_one_node(s, "alltoall shm_single_copy", 1);
+    if (rc)
+        return rc;
     if (m == 0)
         return kp_sched_finish(s);
     int src = KP_BUF_SEND;
@@ -47,9 +41,7 @@ int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm)
     int n1 = kp_sched_post(s);
     kp_sched_copy(s, KP_BUF_SEND, (int64_t)me * m, KP_BUF_RECV, (int64_t)me * m, m);
     kp_sched_next_round(s);
-    for (int q = 0; q < P; q++)
-        if (q != me)
-            kp_sched_wait(s, q, n1);
+    kp_shm_wait_all(s, n1, 0);
     kp_sched_next_round(s);
     for (int q = 0; q < P; q++)
         if (q != me)
@@ -57,8 +49,6 @@ int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm)
     kp_sched_next_round(s);
     int n2 = kp_sched_post(s);
     kp_sched_next_round(s);
-    for (int q = 0; q < P; q++)
-        if (q != me)
-            kp_sched_wait(s, q, n2);
+    kp_shm_wait_all(s, n2, 0);
     return kp_sched_finish(s);
 }
