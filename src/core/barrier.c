@@ -8,10 +8,10 @@ int kp_barrier(MPI_Comm comm)
 {
     static const char fn[] = "kp_barrier";
     int rc;
-    if ((rc = kp_settings_load()) || (rc = kp_check_comm(fn, comm)))
+    kp_comm *c = kp_comm_peek(comm); /* a communicator kport already checked */
+    if ((rc = kp_settings_load()) || (!c && (rc = kp_check_comm(fn, comm))))
         return rc;
-    kp_comm *c;
-    if ((rc = kp_comm_get(comm, &c)))
+    if (!c && (rc = kp_comm_get(comm, &c)))
         return rc;
     kp_plan *pl;
     if ((rc = kp_select_plan(c, KP_COLL_BARRIER, 0, 0, 0, &pl)))

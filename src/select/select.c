@@ -69,7 +69,7 @@ int kp_settings_load(void)
     st.loaded = 1;
     st.shm_max = (int64_t)64 << 20;
     st.single_copy_min[KP_COLL_ALLGATHER] = 8192;
-    st.single_copy_min[KP_COLL_GATHER] = 2048;
+    st.single_copy_min[KP_COLL_GATHER] = 4096;
     st.single_copy_min[KP_COLL_ALLTOALL] = 4096;
     st.chunk_kb = 0;
     int64_t x;

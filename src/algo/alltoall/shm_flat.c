@@ -14,6 +14,9 @@
  * MPI_IN_PLACE: the send buffer is the receive buffer; it is read (copy in)
  * two rounds before it is written (copy out), so no special case.
  *
+ * Rows of at most KP_LINE - 8 = 248 bytes travel in the rank's flag line
+ * (KP_BUF_LINE), so a waiting peer fetches flag and data together.
+ *
  * Example, P = 2, rank 0:  round 0 copy send[0..2m) -> shm row 0
  *   round 1 post 1     round 2 wait for rank 1's post 1
  *   round 3 copy shm[0][0] -> recv[0], shm[1][0] -> recv[1]
@@ -31,6 +34,17 @@ int kp_alltoall_shm_flat_build(kp_sched *s, const kp_params *prm)
         return rc;
     if (m == 0)
         return kp_sched_finish(s);
+    if (row <= KP_LINE - 8) {
+        /* small: the whole row rides in the rank's flag line, so a waiting
+         * peer gets flag and data together (one node: local = rank) */
+        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + 8, row);
+        kp_sched_next_round(s);
+        kp_shm_wait_all(s, kp_sched_post_line(s), 1);
+        kp_sched_next_round(s);
+        for (int q = 0; q < P; q++)
+            kp_sched_copy(s, KP_BUF_LINE, (int64_t)q * KP_LINE + 8 + (int64_t)me * m, KP_BUF_RECV, (int64_t)q * m, m);
+        return kp_sched_finish(s);
+    }
     kp_sched_need_shm(s, (int64_t)P * stride);
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)me * stride, row);
     kp_sched_next_round(s);
