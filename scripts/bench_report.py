@@ -128,7 +128,9 @@ class Table:
         self.sources = OrderedDict()  # tag -> (mpi string, hosts, files)
 
     def add(self, tag, r):
-        alg = r["algorithm"]
+        # kport's default choice ("auto") gets a column of its own, whatever
+        # algorithm it picked at each size
+        alg = "auto" if r.get("requested") == "auto" else r["algorithm"]
         native = alg == "native"
         name = "%s:%s" % (tag, alg)
         self.columns.setdefault(name, (tag, alg, native))
@@ -155,6 +157,9 @@ class Table:
                  and set(self.status.get((c, s)) for s in self.sizes) - {None} == {"n/a"}]
         natives = [c for c in cols if self.columns[c][2] and c not in never]
         kports = [c for c in cols if not self.columns[c][2] and c not in never]
+        # the memcpy reference is neither native nor kport: shown, never "best"
+        self.refs = [c for c in kports if self.columns[c][1] == "memcpy"]
+        kports = [c for c in kports if c not in self.refs]
         return natives, kports, never
 
     def median(self, col, size):
@@ -265,11 +270,11 @@ def report(tables, markdown):
         if never and markdown:
             out.append("")
 
-        headers = ["Size"] + natives + kports
+        headers = ["Size"] + natives + t.refs + kports
         rows = []
         for s in sizes:
             nb = t.best_native(s, natives)
-            rows.append([str(s)] + [t.cell(c, s, nb) for c in natives + kports])
+            rows.append([str(s)] + [t.cell(c, s, nb) for c in natives + t.refs + kports])
         out.extend(render(headers, rows))
 
         # Best kport algorithm per size (barrier: the one row).
@@ -297,6 +302,34 @@ def report(tables, markdown):
                          fmt_ratio(best[1], nb) if best else "-"])
         out.extend(render(headers, rows, left=(0, 1, 3)))
         out.append("")
+
+        # kport's default (auto) against the better native, per MPI build
+        autos = [c for c in kports if t.columns[c][1] == "auto"]
+        if autos:
+            what = "kport default (auto)" + ("" if sizeless else " per size")
+            if markdown:
+                out.append(what + ":")
+                out.append("")
+            else:
+                out.append("# %s: its median / the better native median" % what)
+            refs = t.refs[:1]  # one memcpy reference (the first build's)
+            headers = ["Size"] + ["%s (us)" % c for c in autos] + ["Best native", "Median(us)"] + \
+                ["%s ratio" % c for c in autos] + ["memcpy (us)", "auto / memcpy"] * len(refs)
+            rows = []
+            for s in sizes:
+                nb = t.best_native(s, natives)
+                ms = [t.median(c, s) for c in autos]
+                row = [str(s)] + [fmt_us(m) if m is not None else "-" for m in ms] + \
+                      [nb[0] if nb else "-", fmt_us(nb[1]) if nb else "-"] + \
+                      [fmt_ratio(m, nb) if m is not None else "-" for m in ms]
+                for c in refs:
+                    mc = t.median(c, s)
+                    best_auto = min([m for m in ms if m is not None], default=None)
+                    row += [fmt_us(mc) if mc is not None else "-",
+                            fmt_ratio(best_auto, ("memcpy", mc)) if mc and best_auto is not None else "-"]
+                rows.append(row)
+            out.extend(render(headers, rows, left=(0, len(autos) + 1)))
+            out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -424,6 +424,7 @@ typedef struct alg_entry {
     char label[KB_NAME_LEN];  /* column header: what ran (kp_last_algorithm) */
     int native;
     int is_auto;
+    int is_memcpy;            /* reference: one memcpy of the receive buffer's bytes */
     char na_msg[KB_ERR_LEN];  /* first refusal */
     int na_noted;             /* refusal printed in the header */
 } alg_entry;
@@ -559,6 +560,7 @@ static void add_alg(options *o, const char *spec)
     strcpy(a->label, spec);
     a->native = strcmp(spec, "native") == 0;
     a->is_auto = strcmp(spec, "auto") == 0;
+    a->is_memcpy = strcmp(spec, "memcpy") == 0;
 }
 
 /* "-a native,bruck:k=3,C=2,ring": a token holding '=' but no ':' is one
@@ -742,13 +744,16 @@ static void parse_options(int argc, char **argv, options *o)
                 if (nm && *nm)
                     add_alg(o, nm);
             }
+            add_alg(o, "auto"); /* kport's default choice */
+            if (o->coll->sizes != KB_SIZELESS)
+                add_alg(o, "memcpy"); /* the copy the data must at least go through */
         }
     }
 
     /* Validate every kport specification now (same on every rank). */
     for (int i = 0; i < o->nalgs; i++) {
         alg_entry *a = &o->algs[i];
-        if (a->native)
+        if (a->native || a->is_memcpy)
             continue;
         if (o->coll->kcoll < 0)
             bad_usage(o, "kport has no algorithms for this collective; use -a native (got \"%s\")", a->spec);
@@ -881,6 +886,55 @@ static void share_message(char *msg, int mine, MPI_Comm sync)
         MPI_Bcast(msg, KB_ERR_LEN, MPI_CHAR, src, sync);
 }
 
+static void summarize(const bench_ctx *cx, int iters, double *maxes, result *r)
+{
+    if (cx->rank == 0) {
+        double sum = 0;
+        for (int i = 0; i < iters; i++)
+            sum += maxes[i];
+        qsort(maxes, (size_t)iters, sizeof(double), cmp_double);
+        r->min = maxes[0];
+        r->max = maxes[iters - 1];
+        r->avg = sum / iters;
+        r->median = iters % 2 ? maxes[iters / 2] : 0.5 * (maxes[iters / 2 - 1] + maxes[iters / 2]);
+    }
+}
+
+/* The reference column "memcpy": every rank copies as many bytes as its
+ * receive buffer holds (all-gather and all-to-all: P*size; gather: P*size
+ * at the root), from a buffer of its own into its receive buffer, timed
+ * like the collectives (barrier before, maximum over ranks, median). */
+static void run_memcpy(const options *o, bench_ctx *cx, int warm, int iters, double *times, double *maxes,
+                       result *r, MPI_Comm sync)
+{
+    size_t sb = 0, rb = 0;
+    if (o->coll->buffers)
+        o->coll->buffers(cx->size, cx->P, &sb, &rb);
+    if (o->coll->rooted)
+        rb = (size_t)cx->P * cx->size; /* what the root receives */
+    unsigned char *src = malloc(rb ? rb : 1);
+    if (!src) {
+        r->status = RES_ERR;
+        snprintf(r->msg, sizeof(r->msg), "out of memory for %zu bytes", rb);
+        return;
+    }
+    memset(src, 0x5a, rb);
+    for (int it = 0; it < warm + iters; it++) {
+        MPI_Barrier(sync);
+        double t0 = MPI_Wtime();
+        memcpy(cx->rbuf, src, rb);
+        double t1 = MPI_Wtime();
+        if (it >= warm)
+            times[it - warm] = t1 - t0;
+    }
+    free(src);
+    snprintf(r->ran, sizeof(r->ran), "memcpy");
+    r->ran_known = 1;
+    r->iters = iters;
+    MPI_Reduce(times, maxes, iters, MPI_DOUBLE, MPI_MAX, 0, sync);
+    summarize(cx, iters, maxes, r);
+}
+
 static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int iters, double *times,
                     double *maxes, result *r, MPI_Comm sync)
 {
@@ -890,6 +944,10 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
     cx->label = a->label;
     cx->reported = 0;
     snprintf(r->ran, sizeof(r->ran), "%s", a->native ? "native" : a->spec);
+    if (a->is_memcpy) {
+        run_memcpy(o, cx, warm, iters, times, maxes, r, sync);
+        return;
+    }
     if (!a->native) {
         int rc = kp_set_algorithm((enum kp_coll)bc->kcoll, a->spec);
         if (rc != KP_SUCCESS) { /* validated at startup; same on every rank */
@@ -982,16 +1040,7 @@ static void run_one(const options *o, bench_ctx *cx, alg_entry *a, int warm, int
         r->status = RES_INVALID;
         snprintf(r->msg, sizeof(r->msg), "%lld %s", gbad, bc->bad_unit);
     }
-    if (cx->rank == 0) {
-        double sum = 0;
-        for (int i = 0; i < iters; i++)
-            sum += maxes[i];
-        qsort(maxes, (size_t)iters, sizeof(double), cmp_double);
-        r->min = maxes[0];
-        r->max = maxes[iters - 1];
-        r->avg = sum / iters;
-        r->median = iters % 2 ? maxes[iters / 2] : 0.5 * (maxes[iters / 2 - 1] + maxes[iters / 2]);
-    }
+    summarize(cx, iters, maxes, r);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1133,6 +1182,8 @@ static void print_header(options *o, const char *mpi, int P, int hosts, int rmin
         alg_entry *a = &o->algs[ai];
         if (a->native)
             printf("# %-28s %s\n", a->label, bc->native_call);
+        else if (a->is_memcpy)
+            printf("# %-28s reference: one memcpy of the receive buffer's bytes per rank (P*size)\n", a->label);
         else if (a->is_auto)
             printf("# %-28s kport automatic selection\n", a->label);
         else

@@ -96,6 +96,7 @@ typedef struct kp_layout {
     int *node_start; /* [nnodes + 1] offsets into node_ranks */
     int *node_ranks; /* [P] ranks of node n: node_ranks[node_start[n] .. node_start[n+1]) */
     int cma;         /* 1: single-copy peer reads work between a node's ranks */
+    int oversub;     /* 1: more ranks than cores on some machine (selection only) */
 } kp_layout;
 
 /* Build a layout from node ids (any integers; equal id = same node).

@@ -189,7 +189,9 @@ static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const
  *
  * All-gather:
  *   one node, P > 1:   shm_single_copy from KPORT_SINGLE_COPY_MIN when cross-
- *                      memory attach works, else shm_flat (up to KPORT_SHM_MAX)
+ *                      memory attach works and ranks do not outnumber cores
+ *                      (its two waits then cost a context switch each), else
+ *                      shm_flat (up to KPORT_SHM_MAX)
  *   several nodes, some with more than one rank: smp_bruck (k = 2) up to
  *                      8 KiB per block, smp_direct (k = 2) above
  *   otherwise (one rank per node, or blocks above KPORT_SHM_MAX):
@@ -210,7 +212,7 @@ static void auto_allgather(const kp_layout *L, int P, int64_t bytes, kp_choice *
     const int hier = L && L->nnodes < P;
     if (hier && bytes <= st.shm_max) {
         if (L->nnodes == 1) {
-            if (L->cma && bytes >= st.single_copy_min[coll])
+            if (L->cma && !L->oversub && bytes >= st.single_copy_min[coll])
                 pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
                      (long long)bytes, (long long)st.single_copy_min[coll]);
             else
@@ -253,7 +255,7 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
             pick(ch, coll, "nway_dissemination", (kp_params){.n = 2}, "P=%d, one rank per node", P);
         break;
     case KP_COLL_GATHER:
-        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min[coll])
+        if (L && L->nnodes == 1 && P > 1 && L->cma && !L->oversub && bytes >= st.single_copy_min[coll])
             pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
                  (long long)bytes, (long long)st.single_copy_min[coll]);
         else if (L && L->nnodes < P && bytes <= st.shm_max)
@@ -262,7 +264,7 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
             pick(ch, coll, "binomial", none, "P=%d, bytes=%lld", P, (long long)bytes);
         break;
     default:
-        if (L && L->nnodes == 1 && P > 1 && L->cma && bytes >= st.single_copy_min[coll])
+        if (L && L->nnodes == 1 && P > 1 && L->cma && !L->oversub && bytes >= st.single_copy_min[coll])
             pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
                  (long long)bytes, (long long)st.single_copy_min[coll]);
         else if (L && L->nnodes == 1 && P > 1 && bytes * P <= st.shm_max)

@@ -151,6 +151,9 @@ int kp_topo_init(kp_comm *c)
     int cma = cma_probe(c), allcma;
     PMPI_Allreduce(&cma, &allcma, 1, MPI_INT, MPI_MIN, c->comm);
     c->layout.cma = allcma;
+    int anyover;
+    PMPI_Allreduce(&c->oversub, &anyover, 1, MPI_INT, MPI_MAX, c->comm);
+    c->layout.oversub = anyover;
     rc = KP_SUCCESS;
 out:
     free(pairs);
