@@ -38,39 +38,22 @@ static int post(char *p, int64_t len, int peer, int is_send, MPI_Comm comm, MPI_
     return KP_SUCCESS;
 }
 
-/* single copy from a peer's buffer (Linux cross-memory attach) */
-static int peer_read(kp_comm *c, const kp_op *op, char *dst)
+/* single copy between this rank's memory and a region of a peer's buffers
+ * (Linux cross-memory attach); the peer published the addresses */
+static int peer_copy(kp_comm *c, int peer, char *mine, const kp_region *theirs, int write)
 {
-    const kp_shm_slot *ps = &c->shm.slots[c->layout.local[op->u.peer_read.peer]];
-    const kp_region *src = &op->u.peer_read.src;
-    uint64_t base = ps->addr[src->buf == KP_BUF_SEND ? 0 : src->buf == KP_BUF_RECV ? 1 : 2];
+    const kp_shm_slot *ps = &c->shm.slots[c->layout.local[peer]];
+    uint64_t base = ps->addr[theirs->buf == KP_BUF_SEND ? 0 : theirs->buf == KP_BUF_RECV ? 1 : 2];
     int64_t done = 0;
-    while (done < src->len) {
-        struct iovec l = {dst + done, (size_t)(src->len - done)};
-        struct iovec r = {(void *)(uintptr_t)(base + (uint64_t)(src->off + done)), (size_t)(src->len - done)};
-        ssize_t n = process_vm_readv((pid_t)ps->pid, &l, 1, &r, 1, 0);
+    while (done < theirs->len) {
+        struct iovec l = {mine + done, (size_t)(theirs->len - done)};
+        struct iovec r = {(void *)(uintptr_t)(base + (uint64_t)(theirs->off + done)), (size_t)(theirs->len - done)};
+        ssize_t n = write ? process_vm_writev((pid_t)ps->pid, &l, 1, &r, 1, 0)
+                          : process_vm_readv((pid_t)ps->pid, &l, 1, &r, 1, 0);
         if (n <= 0)
-            return kp_error(KP_ERR_INTERNAL, "process_vm_readv of %lld bytes from rank %d failed: %s",
-                            (long long)(src->len - done), op->u.peer_read.peer, n < 0 ? strerror(errno) : "no data");
-        done += n;
-    }
-    return KP_SUCCESS;
-}
-
-/* single copy into a peer's buffer */
-static int peer_write(kp_comm *c, const kp_op *op, const char *src)
-{
-    const kp_shm_slot *ps = &c->shm.slots[c->layout.local[op->u.peer_write.peer]];
-    const kp_region *dst = &op->u.peer_write.dst;
-    uint64_t base = ps->addr[dst->buf == KP_BUF_SEND ? 0 : dst->buf == KP_BUF_RECV ? 1 : 2];
-    int64_t done = 0;
-    while (done < dst->len) {
-        struct iovec l = {(void *)(src + done), (size_t)(dst->len - done)};
-        struct iovec r = {(void *)(uintptr_t)(base + (uint64_t)(dst->off + done)), (size_t)(dst->len - done)};
-        ssize_t n = process_vm_writev((pid_t)ps->pid, &l, 1, &r, 1, 0);
-        if (n <= 0)
-            return kp_error(KP_ERR_INTERNAL, "process_vm_writev of %lld bytes to rank %d failed: %s",
-                            (long long)(dst->len - done), op->u.peer_write.peer, n < 0 ? strerror(errno) : "no data");
+            return kp_error(KP_ERR_INTERNAL, "process_vm_%s of %lld bytes %s rank %d failed: %s",
+                            write ? "writev" : "readv", (long long)(theirs->len - done), write ? "to" : "from", peer,
+                            n < 0 ? strerror(errno) : "no data");
         done += n;
     }
     return KP_SUCCESS;
@@ -129,10 +112,12 @@ int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
                 break;
             }
             case KP_OP_PEER_READ:
-                rc = peer_read(c, op, base[op->u.peer_read.dst.buf] + op->u.peer_read.dst.off);
+                rc = peer_copy(c, op->u.peer_read.peer, base[op->u.peer_read.dst.buf] + op->u.peer_read.dst.off,
+                               &op->u.peer_read.src, 0);
                 break;
             case KP_OP_PEER_WRITE:
-                rc = peer_write(c, op, base[op->u.peer_write.src.buf] + op->u.peer_write.src.off);
+                rc = peer_copy(c, op->u.peer_write.peer, base[op->u.peer_write.src.buf] + op->u.peer_write.src.off,
+                               &op->u.peer_write.dst, 1);
                 break;
             case KP_OP_WAIT: {
                 const int ql = c->layout.local[op->u.wait.peer];

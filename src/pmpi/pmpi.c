@@ -233,16 +233,19 @@ static int no_data(int count, MPI_Datatype t)
 
 /* ---- the four collectives ------------------------------------------------- */
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Allgather and MPI_Alltoall share a signature: one wrapper for both */
+typedef int (*kp_fn)(const void *, MPI_Count, MPI_Datatype, void *, MPI_Count, MPI_Datatype, MPI_Comm);
+typedef int (*pmpi_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+
+static int wrap_all(int coll, kp_fn kf, pmpi_fn pf, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const int coll = KP_COLL_ALLGATHER;
     if (in_kport) /* kport itself calling */
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return pf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     enum route r = route(coll, comm);
     if (r == ROUTE_KPORT) {
         in_kport = 1;
-        int rc = kp_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        int rc = kf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         in_kport = 0;
         if (rc == KP_SUCCESS) {
             if (verbose)
@@ -254,7 +257,14 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     } else {
         announce_route(coll, comm, r);
     }
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return pf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return wrap_all(KP_COLL_ALLGATHER, kp_allgather, PMPI_Allgather, sendbuf, sendcount, sendtype, recvbuf,
+                    recvcount, recvtype, comm);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -285,25 +295,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const int coll = KP_COLL_ALLTOALL;
-    if (in_kport) /* kport itself calling */
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    enum route r = route(coll, comm);
-    if (r == ROUTE_KPORT) {
-        in_kport = 1;
-        int rc = kp_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-        in_kport = 0;
-        if (rc == KP_SUCCESS) {
-            if (verbose)
-                announce_served(coll, comm, no_data(recvcount, recvtype));
-            return MPI_SUCCESS;
-        }
-        if (!refused(coll, comm, rc))
-            return MPI_ERR_INTERN;
-    } else {
-        announce_route(coll, comm, r);
-    }
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wrap_all(KP_COLL_ALLTOALL, kp_alltoall, PMPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, comm);
 }
 
 int MPI_Barrier(MPI_Comm comm)
