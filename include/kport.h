@@ -95,8 +95,10 @@ const char *kp_algorithm_name(enum kp_coll coll, int i);
 const char *kp_strerror(int code);
 const char *kp_last_error(void);
 
-/* Free every cached plan and scratch buffer (optional; cached state of a
- * communicator is also freed when the communicator is freed). */
+/* Free every cached plan, scratch buffer, shared segment and private
+ * communicator (optional: a communicator's state is also freed when the
+ * communicator is freed, and everything at MPI_Finalize). Collective over
+ * every communicator kport has used: call it on all ranks, or not at all. */
 void kp_release_caches(void);
 
 #ifdef __cplusplus
