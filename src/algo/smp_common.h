@@ -151,4 +151,27 @@ static inline int kp_smp_ag_nonleader(kp_sched *s, const kp_smp *v)
     return kp_sched_finish(s);
 }
 
+/* The start the three SMP all-gathers share: validate the layout, finish an
+ * empty message at once, build a non-leader's whole schedule, and phase 1
+ * for a leader. Returns 1 when the caller (a leader) goes on with phase 2,
+ * with *v set; else 0, and *rc is what the builder returns. */
+static inline int kp_smp_ag_begin(kp_sched *s, const char *name, kp_smp *v, int *rc)
+{
+    if (kp_smp_validate(s, name)) {
+        *rc = s->err;
+        return 0;
+    }
+    if (s->bytes == 0) {
+        *rc = kp_sched_finish(s);
+        return 0;
+    }
+    *v = kp_smp_view(s);
+    if (kp_smp_leader(v, kp_smp_node_of(v, s->rank)) != s->rank) {
+        *rc = kp_smp_ag_nonleader(s, v);
+        return 0;
+    }
+    kp_smp_ag_phase1(s, v);
+    return 1;
+}
+
 #endif /* KP_ALGO_SMP_COMMON_H */

@@ -106,16 +106,11 @@ int kp_allgather_smp_bruck_build(kp_sched *s, const kp_params *prm)
 
     if (k < 1)
         return kp_sched_refuse(s, KP_ERR_PARAM, "smp_bruck: k = %d ports; k must be >= 1", k);
-    if (kp_smp_validate(s, "smp_bruck"))
-        return s->err;
-    if (s->bytes == 0)
-        return kp_sched_finish(s);
-    const kp_smp v = kp_smp_view(s);
+    kp_smp v;
+    int rc;
+    if (!kp_smp_ag_begin(s, "smp_bruck", &v, &rc))
+        return rc;
     const int N = kp_smp_nnodes(&v), n = kp_smp_node_of(&v, me);
-    if (kp_smp_leader(&v, n) != me)
-        return kp_smp_ag_nonleader(s, &v);
-
-    kp_smp_ag_phase1(s, &v);
     const int nsteps = kp_bruck_nsteps(N, k);
     for (int i = 0; i < nsteps; i++) {
         int cnt;

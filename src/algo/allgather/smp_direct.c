@@ -65,16 +65,11 @@ int kp_allgather_smp_direct_build(kp_sched *s, const kp_params *prm)
 
     if (k < 1)
         return kp_sched_refuse(s, KP_ERR_PARAM, "smp_direct: k = %d ports; k must be >= 1", k);
-    if (kp_smp_validate(s, "smp_direct"))
-        return s->err;
-    if (m == 0)
-        return kp_sched_finish(s);
-    const kp_smp v = kp_smp_view(s);
+    kp_smp v;
+    int rc;
+    if (!kp_smp_ag_begin(s, "smp_direct", &v, &rc))
+        return rc;
     const int N = kp_smp_nnodes(&v), n = kp_smp_node_of(&v, me);
-    if (kp_smp_leader(&v, n) != me)
-        return kp_smp_ag_nonleader(s, &v);
-
-    kp_smp_ag_phase1(s, &v);
     const int64_t lo = (int64_t)kp_smp_start(&v, n) * m, len = (int64_t)kp_smp_size(&v, n) * m;
     const int nsteps = kp_direct_nsteps(N, k);
     for (int i = 0; i < nsteps; i++) {

@@ -106,16 +106,11 @@ int kp_allgather_smp_gather_bcast_build(kp_sched *s, const kp_params *prm)
 
     if (tree != 1 && tree != 2)
         return kp_sched_refuse(s, KP_ERR_PARAM, "smp_gather_bcast: tree = %d; 1 (binomial) or 2 (direct)", tree);
-    if (kp_smp_validate(s, "smp_gather_bcast"))
-        return s->err;
-    if (m == 0)
-        return kp_sched_finish(s);
-    const kp_smp v = kp_smp_view(s);
+    kp_smp v;
+    int rc;
+    if (!kp_smp_ag_begin(s, "smp_gather_bcast", &v, &rc))
+        return rc;
     const int N = kp_smp_nnodes(&v), n = kp_smp_node_of(&v, me);
-    if (kp_smp_leader(&v, n) != me)
-        return kp_smp_ag_nonleader(s, &v);
-
-    kp_smp_ag_phase1(s, &v);
     /* gather: receive from children, each round copying out what the
      * previous one brought (the first: the own chunk) */
     int copy_lo = n, copy_cnt = 1; /* node range to copy out in the next round */
