@@ -153,6 +153,13 @@ static int world_cases(dcase *c)
     c[n++] = mk(&T.i32, 6, &T.c3, 2, 0, 0, 0);
     c[n++] = mk(&T.i32, 240, &T.c3, 80, 0, 0, 0);
     c[n++] = mk(&T.c3, 7, &T.i32, 21, 0, 0, 0);
+    /* gap-free types that are not plain runs of their signature (elements in
+     * another order, a positive lower bound): correct or KP_ERR_DATATYPE */
+    c[n++] = mk(&T.perm, 10, &T.perm, 10, 0, 0, 1);
+    c[n++] = mk(&T.perm, 10, &T.i32, 20, 0, 0, 1);
+    c[n++] = mk(&T.i32, 20, &T.perm, 10, 0, 0, 1);
+    c[n++] = mk(&T.lb8, 5, &T.lb8, 5, 0, 0, 1);
+    c[n++] = mk(&T.i32, 15, &T.lb8, 5, 0, 0, 1);
     c[n++] = mk(&T.vec, 1, &T.vec, 1, 0, 0, 1);
     c[n++] = mk(&T.vec, 20, &T.vec, 20, 0, 0, 1);
     c[n++] = mk(&T.vec, 5, &T.i32, 30, 0, 0, 1);
