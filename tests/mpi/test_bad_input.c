@@ -449,7 +449,49 @@ static void test_fallback(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: test_bad_input [-t seconds]\n"
-                    "       test_bad_input --expect-env CODE [--expect-alg SPEC] [-t seconds]\n");
+                    "       test_bad_input --expect-env CODE [--expect-alg SPEC] [--coll barrier|gather|alltoall]"
+                    " [-t seconds]\n");
+}
+
+/* --expect-env for the other collectives (KPORT_BARRIER / KPORT_GATHER /
+ * KPORT_ALLTOALL): one valid call, its return code, the algorithm that ran
+ * and, for gather and all-to-all, every received int. */
+static void env_other(const char *name, int want, const char *alg)
+{
+    int P, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    enum kp_coll coll = !strcmp(name, "barrier") ? KP_COLL_BARRIER : !strcmp(name, "gather") ? KP_COLL_GATHER
+                                                                   : KP_COLL_ALLTOALL;
+    const int n = 10;
+    int *sb = malloc((size_t)P * n * sizeof(int)), *rb = malloc((size_t)P * n * sizeof(int));
+    for (int d = 0; d < P; d++)
+        for (int i = 0; i < n; i++)
+            sb[d * n + i] = me * 100000 + d * 1000 + i;
+    for (int i = 0; i < P * n; i++)
+        rb[i] = -1;
+    int rc = coll == KP_COLL_BARRIER ? kp_barrier(MPI_COMM_WORLD)
+             : coll == KP_COLL_GATHER ? kp_gather(sb, n, MPI_INT, rb, n, MPI_INT, P - 1, MPI_COMM_WORLD)
+                                      : kp_alltoall(sb, n, MPI_INT, rb, n, MPI_INT, MPI_COMM_WORLD);
+    kt_expect(rc == want, "%s: returned %d (%s: %s), expected %d", name, rc, kp_strerror(rc), kp_last_error(), want);
+    if (rc == KP_SUCCESS && alg)
+        kt_expect(!strcmp(kp_last_algorithm(coll), alg), "%s: ran \"%s\", expected \"%s\"", name,
+                  kp_last_algorithm(coll), alg);
+    int bad = 0;
+    if (rc == KP_SUCCESS && coll == KP_COLL_GATHER && me == P - 1)
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < n; i++)
+                bad += rb[q * n + i] != q * 100000 + i; /* block 0 of q's send buffer */
+    if (rc == KP_SUCCESS && coll == KP_COLL_ALLTOALL)
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < n; i++)
+                bad += rb[q * n + i] != q * 100000 + me * 1000 + i;
+    kt_expect(bad == 0, "%s: %d received ints wrong", name, bad);
+    if (me == 0)
+        printf("--expect-env %d --coll %s: returned %d, algorithm \"%s\"\n", want, name, rc,
+               rc == KP_SUCCESS ? kp_last_algorithm(coll) : "-");
+    free(sb);
+    free(rb);
 }
 
 int main(int argc, char **argv)
@@ -463,7 +505,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
     int env_mode = 0, env_code = 0;
-    const char *env_alg = NULL;
+    const char *env_alg = NULL, *env_coll = "allgather";
     unsigned timeout = 120;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect-env") == 0 && i + 1 < argc) {
@@ -478,6 +520,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--expect-alg") == 0 && i + 1 < argc) {
             env_alg = argv[++i];
+        } else if (strcmp(argv[i], "--coll") == 0 && i + 1 < argc) {
+            env_coll = argv[++i];
         } else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
             timeout = (unsigned)atoi(argv[++i]);
         } else {
@@ -490,7 +534,9 @@ int main(int argc, char **argv)
     kt_watchdog(timeout);
     L_INT = kt_layout_basic("int", MPI_INT, KT_I32);
 
-    if (env_mode) {
+    if (env_mode && strcmp(env_coll, "allgather") != 0) {
+        env_other(env_coll, env_code, env_alg);
+    } else if (env_mode) {
         const char *ea = getenv("KPORT_ALLGATHER"), *ef = getenv("KPORT_FALLBACK");
         char what[300];
         snprintf(what, sizeof(what), "--expect-env %d with KPORT_ALLGATHER=%s KPORT_FALLBACK=%s", env_code,
