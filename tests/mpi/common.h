@@ -513,4 +513,71 @@ static inline int kt_same(int v, MPI_Comm comm, int *lo, int *hi)
 
 static inline const char *kt_str(const char *s) { return s ? s : "(null)"; }
 
+/* ---- algorithm specification lists (the -a option of the MPI tests) -------- */
+
+#define KT_MAX_SPECS 128
+#define KT_SPEC_LEN 128 /* bytes of one spec, its terminating '\0' included */
+
+/* Append spec s to specs[0..n-1] unless it is listed already. Returns the new
+ * count, or -1 with a message when s is too long or the list is full: a spec
+ * is never truncated into another one. */
+static inline int kt_spec_add(char specs[][KT_SPEC_LEN], int n, const char *s)
+{
+    if (n < 0)
+        return n;
+    for (int i = 0; i < n; i++)
+        if (strcmp(specs[i], s) == 0)
+            return n;
+    const size_t len = strlen(s);
+    if (len >= KT_SPEC_LEN) {
+        fprintf(stderr, "test: algorithm spec \"%.40s...\" is %zu bytes long, at most %d allowed\n", s, len,
+                KT_SPEC_LEN - 1);
+        return -1;
+    }
+    if (n >= KT_MAX_SPECS) {
+        fprintf(stderr, "test: more than %d algorithm specs\n", KT_MAX_SPECS);
+        return -1;
+    }
+    memcpy(specs[n], s, len + 1);
+    return n + 1;
+}
+
+/* Split "bruck:k=3,C=2,ring" into "bruck:k=3,C=2" and "ring": a piece with
+ * '=' and without ':' continues the previous spec's parameters. Empty pieces
+ * are skipped. Returns the number of specs, or -1 with a message (a spec too
+ * long, too many specs). */
+static inline int kt_spec_parse(char specs[][KT_SPEC_LEN], const char *arg)
+{
+    int n = 0;
+    char cur[KT_SPEC_LEN];
+    size_t len = 0; /* bytes in cur */
+    for (const char *p = arg;; p++) {
+        const size_t tl = strcspn(p, ",");
+        const int cont = len > 0 && memchr(p, '=', tl) && !memchr(p, ':', tl);
+        if (tl > 0 && !cont && len > 0) {
+            n = kt_spec_add(specs, n, cur);
+            len = 0;
+        }
+        if (tl > 0) {
+            const size_t need = len + (cont ? 1 : 0) + tl;
+            if (need >= KT_SPEC_LEN) {
+                fprintf(stderr, "test: algorithm spec \"%.*s...\" is longer than %d bytes\n", 40,
+                        len > 0 ? cur : p, KT_SPEC_LEN - 1);
+                return -1;
+            }
+            if (cont)
+                cur[len++] = ',';
+            memcpy(cur + len, p, tl);
+            len += tl;
+            cur[len] = '\0';
+        }
+        p += tl;
+        if (!*p)
+            break;
+    }
+    if (len > 0)
+        n = kt_spec_add(specs, n, cur);
+    return n;
+}
+
 #endif /* KT_COMMON_H */

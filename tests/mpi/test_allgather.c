@@ -339,74 +339,45 @@ static void back_to_back(const char *spec, int n, int tag0, astats *as)
 
 /* ---- specs ------------------------------------------------------------------- */
 
-#define MAX_SPECS 128
-
-static int add_spec(char specs[][128], int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(specs[i], s) == 0)
-            return n;
-    if (n < MAX_SPECS)
-        snprintf(specs[n++], 128, "%s", s);
-    return n;
-}
-
-static int default_specs(char specs[][128])
+static int default_specs(char specs[][KT_SPEC_LEN])
 {
     int n = 0;
-    char s[128];
+    char s[KT_SPEC_LEN];
     int cnt = kp_algorithm_count(KP_COLL_ALLGATHER);
     for (int i = 0; i < cnt; i++) {
         const char *a = kp_algorithm_name(KP_COLL_ALLGATHER, i);
         if (a)
-            n = add_spec(specs, n, a);
+            n = kt_spec_add(specs, n, a);
     }
     const char *kalgs[3] = {"direct", "standard_exchange", "bruck"};
     const int ks[4] = {1, 2, 3, 5};
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < 4; i++) {
             snprintf(s, sizeof(s), "%s:k=%d", kalgs[a], ks[i]);
-            n = add_spec(specs, n, s);
+            n = kt_spec_add(specs, n, s);
         }
     const int Cs[4] = {1, 2, 4, 8};
     for (int i = 0; i < 4; i++) {
         snprintf(s, sizeof(s), "concurrent_exchange:C=%d", Cs[i]);
-        n = add_spec(specs, n, s);
+        n = kt_spec_add(specs, n, s);
     }
-    n = add_spec(specs, n, "concurrent_exchange_split");
-    n = add_spec(specs, n, "auto");
-    return n;
-}
-
-/* "bruck:k=3,C=2,ring" -> "bruck:k=3,C=2", "ring" */
-static int parse_specs(char specs[][128], const char *arg)
-{
-    int n = 0;
-    char buf[4096];
-    snprintf(buf, sizeof(buf), "%s", arg);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
-            size_t l = strlen(specs[n - 1]);
-            snprintf(specs[n - 1] + l, 128 - l, ",%s", tok);
-        } else if (n < MAX_SPECS) {
-            snprintf(specs[n++], 128, "%s", tok);
-        }
-    }
+    n = kt_spec_add(specs, n, "concurrent_exchange_split");
+    n = kt_spec_add(specs, n, "auto");
     return n;
 }
 
 /* Has the algorithm `last` (as kp_last_algorithm() names it, decided on
  * rank 0) been tested already? Records it if not. */
-static int seen_before(char canon[][128], int *n, const char *last, char out[256])
+static int seen_before(char canon[][KT_SPEC_LEN], int *n, const char *last, char out[KT_SPEC_LEN])
 {
-    memset(out, 0, 128);
-    snprintf(out, 128, "%s", last ? last : "");
-    MPI_Bcast(out, 128, MPI_CHAR, 0, MPI_COMM_WORLD);
+    memset(out, 0, KT_SPEC_LEN);
+    snprintf(out, KT_SPEC_LEN, "%s", last ? last : "");
+    MPI_Bcast(out, KT_SPEC_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
     for (int i = 0; i < *n; i++)
         if (strcmp(canon[i], out) == 0)
             return 1;
-    if (*n < MAX_SPECS)
-        memcpy(canon[(*n)++], out, 128); /* out[127] is '\0' */
+    if (*n < KT_MAX_SPECS)
+        memcpy(canon[(*n)++], out, KT_SPEC_LEN); /* out[KT_SPEC_LEN - 1] is '\0' */
     return 0;
 }
 
@@ -423,12 +394,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
 
-    static char specs[MAX_SPECS][128];
+    static char specs[KT_MAX_SPECS][KT_SPEC_LEN];
     int nspecs = -1, iters = 100;
     unsigned timeout = 300;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) {
-            nspecs = parse_specs(specs, argv[++i]);
+        if (strcmp(argv[i], "-a") == 0 && i + 1 < argc && (nspecs = kt_spec_parse(specs, argv[i + 1])) >= 0) {
+            i++;
         } else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
             iters = atoi(argv[++i]);
         } else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
@@ -441,8 +412,10 @@ int main(int argc, char **argv)
         }
     }
     kt_watchdog(timeout);
-    if (nspecs < 0)
-        nspecs = default_specs(specs);
+    if (nspecs < 0 && (nspecs = default_specs(specs)) < 0) {
+        MPI_Finalize();
+        return 2;
+    }
 
     kt_types_make(&T);
     acase cases[64];
@@ -455,7 +428,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    static char canon[MAX_SPECS][128];
+    static char canon[KT_MAX_SPECS][KT_SPEC_LEN];
     int ncanon = 0;
     for (int a = 0; a < nspecs; a++) {
         const char *spec = specs[a];

@@ -854,30 +854,18 @@ static void bad_roots(void)
 /* specs and main                                                         */
 /* ====================================================================== */
 
-#define MAX_SPECS 128
-
-static int add_spec(char specs[][128], int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(specs[i], s) == 0)
-            return n;
-    if (n < MAX_SPECS)
-        snprintf(specs[n++], 128, "%s", s);
-    return n;
-}
-
 /* Every registered algorithm; those that accept k (or n, or C) with values
  * 1, 2, 3, 5 (C: 1, 2, 4, 8), found by asking kp_set_algorithm. */
-static int default_specs(char specs[][128])
+static int default_specs(char specs[][KT_SPEC_LEN])
 {
     int n = 0;
-    char s[160];
+    char s[KT_SPEC_LEN + 32]; /* longer specs are refused by kt_spec_add */
     const int cnt = kp_algorithm_count(coll);
     for (int i = 0; i < cnt; i++) {
         const char *a = kp_algorithm_name(coll, i);
         if (!a)
             continue;
-        n = add_spec(specs, n, a);
+        n = kt_spec_add(specs, n, a);
         const char *pn[3] = {"k", "n", "C"};
         const int vals[2][4] = {{1, 2, 3, 5}, {1, 2, 4, 8}};
         for (int p = 0; p < 3; p++) {
@@ -886,28 +874,12 @@ static int default_specs(char specs[][128])
                 continue;
             for (int v = 0; v < 4; v++) {
                 snprintf(s, sizeof(s), "%s:%s=%d", a, pn[p], vals[p == 2][v]);
-                n = add_spec(specs, n, s);
+                n = kt_spec_add(specs, n, s);
             }
         }
     }
     kp_set_algorithm(coll, NULL);
-    return add_spec(specs, n, "auto");
-}
-
-static int parse_specs(char specs[][128], const char *arg)
-{
-    int n = 0;
-    char buf[4096];
-    snprintf(buf, sizeof(buf), "%s", arg);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
-            size_t l = strlen(specs[n - 1]);
-            snprintf(specs[n - 1] + l, 128 - l, ",%s", tok);
-        } else if (n < MAX_SPECS) {
-            snprintf(specs[n++], 128, "%s", tok);
-        }
-    }
-    return n;
+    return kt_spec_add(specs, n, "auto");
 }
 
 static void usage(void)
@@ -922,7 +894,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
 
-    static char specs[MAX_SPECS][128];
+    static char specs[KT_MAX_SPECS][KT_SPEC_LEN];
     int nspecs = -1, iters = -1;
     unsigned timeout = 300;
     int bad = argc < 2;
@@ -939,7 +911,7 @@ int main(int argc, char **argv)
     }
     for (int i = 2; i < argc && !bad; i++) {
         if (strcmp(argv[i], "-a") == 0 && i + 1 < argc)
-            nspecs = parse_specs(specs, argv[++i]);
+            bad = (nspecs = kt_spec_parse(specs, argv[++i])) < 0;
         else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
             iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
@@ -954,8 +926,10 @@ int main(int argc, char **argv)
         return 2;
     }
     kt_watchdog(timeout);
-    if (nspecs < 0)
-        nspecs = default_specs(specs);
+    if (nspecs < 0 && (nspecs = default_specs(specs)) < 0) {
+        MPI_Finalize();
+        return 2;
+    }
     if (iters < 0)
         iters = coll == KP_COLL_BARRIER ? 1000 : 100;
 
