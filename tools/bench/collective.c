@@ -1,0 +1,790 @@
+/*
+ * kport-bench's collective runner: native MPI collectives and every kport
+ * algorithm side by side, measured in the same run. Serves every
+ * subcommand that is a kb_coll (allgather.c, barrier.c, gather.c,
+ * alltoall.c; their headers say what size and -c mean for each).
+ *
+ *   mpirun -np P kport-bench allgather|barrier|gather|alltoall
+ *                            [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-r ROOT]
+ *                            [-a native,bruck:k=3,...] [--format json]
+ *
+ * Options and text output follow the OSU Micro-Benchmarks (-m, -i, -x, -f,
+ * -c; "# Size  Avg Latency(us) ..."); --format json prints one JSON object
+ * per line per (algorithm, size) for scripts/bench_report.py.
+ *
+ * Timing (ReproMPI's lesson: averages over ranks hide stragglers): every
+ * iteration is MPI_Barrier on a private communicator, t0, one call, t1.
+ * The per-iteration local times are reduced with MPI_MAX over ranks after
+ * the loop (one MPI_Reduce per algorithm and size), so each iteration's
+ * latency is that of the slowest rank; the report is the median over
+ * iterations (-f adds min / avg / max over iterations). For fairness the
+ * algorithms are interleaved: for each size, each algorithm runs its
+ * warmup and iterations in turn.
+ *
+ * kport algorithms are forced with kp_set_algorithm (no fallback); one
+ * that refuses this P or size (KP_ERR_UNSUPPORTED) is reported as
+ * "n/a: <reason>" and skipped; it is not a failure. "auto" is kport's
+ * default choice; "memcpy" is a reference column: every rank copies as
+ * many bytes as its receive buffer holds (P*size) from a buffer of its own.
+ *
+ * Validation (-c): every iteration's send buffer is written with the
+ * call's pattern and the receive buffer poisoned before the barrier, and
+ * the collective's check runs after t1 (untimed); see each collective's
+ * header for what it compares. Exit status 1 on any mismatch or error.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KB_LARGE_MSG 65536 /* above this: fewer iterations (OSU's "large") */
+#define KB_DEF_ITERS 1000
+#define KB_DEF_ITERS_LARGE 100
+#define KB_DEF_WARMUP 100
+#define KB_DEF_WARMUP_LARGE 10
+#define KB_DEF_MIN 1
+#define KB_DEF_MAX 1048576
+#define KB_MAX_SIZES 80
+
+/* ------------------------------------------------------------------------- */
+/* Options                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct alg_entry {
+    char spec[KB_NAME_LEN];  /* as given to -a (or the registry name) */
+    char label[KB_NAME_LEN]; /* column header: what ran (kp_last_algorithm) */
+    int native;
+    int is_auto;
+    int is_memcpy;           /* reference: one memcpy of the receive buffer's bytes */
+    char na_msg[KB_ERR_LEN]; /* first refusal */
+    int na_noted;            /* refusal printed in the header */
+} alg_entry;
+
+typedef struct options {
+    const kb_coll *coll;
+    size_t min_size, max_size;
+    int iters, iters_large, warmup, warmup_large;
+    int full, check, json;
+    int root, root_set; /* -r (gather) */
+    int nalgs, cap;
+    alg_entry *algs;
+} options;
+
+static void usage(FILE *f, const void *arg)
+{
+    const kb_coll *coll = arg;
+    if (kb_rank != 0)
+        return;
+    fprintf(f,
+            "Usage: kport-bench COLLECTIVE [options]\n"
+            "Measures the native MPI collective and every kport algorithm side by side.\n"
+            "\n"
+            "Collectives:");
+    for (int i = 0; i < kb_ncommands; i++)
+        if (kb_commands[i]->coll)
+            fprintf(f, " %s", kb_commands[i]->name);
+    fprintf(f,
+            "\n\nOptions (OSU-compatible where OSU has them):\n"
+            "  -m [MIN:]MAX  message sizes in bytes, MIN, 2*MIN, ... up to MAX (default %d:%d;\n"
+            "                MIN may be 0; K, M, G suffixes are binary multiples). Per rank for\n"
+            "                allgather and gather, per rank pair for alltoall; barrier ignores -m\n"
+            "  -i N          timed iterations per size (default %d, %d above %d bytes)\n"
+            "  -x N          warmup iterations per size (default %d, %d above %d bytes)\n"
+            "  -f            full statistics: per-algorithm blocks with median, avg, min, max\n"
+            "  -c            validate every byte of every iteration's result; exit 1 on a mismatch\n"
+            "                (barrier: an untimed test that no rank leaves before all entered)\n"
+            "  -r ROOT       root rank of gather (default 0)\n"
+            "  -a LIST       algorithms, comma-separated: native, auto, NAME[:k=K,C=C] ...\n"
+            "                (default: native and every registered kport algorithm)\n"
+            "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
+            "  -h, --help    this help\n"
+            "\n"
+            "Latency of one iteration is the maximum over ranks; the table shows the median\n"
+            "over iterations, in microseconds.\n",
+            KB_DEF_MIN, KB_DEF_MAX, KB_DEF_ITERS, KB_DEF_ITERS_LARGE, KB_LARGE_MSG, KB_DEF_WARMUP,
+            KB_DEF_WARMUP_LARGE, KB_LARGE_MSG);
+    for (int c = 0; c < kb_ncommands; c++) {
+        const kb_coll *bc = coll ? coll : kb_commands[c]->coll;
+        if (bc && bc->kcoll >= 0) {
+            int n = kp_algorithm_count((enum kp_coll)bc->kcoll);
+            fprintf(f, "kport algorithms for %s:", bc->name);
+            for (int i = 0; i < n; i++) {
+                const char *nm = kp_algorithm_name((enum kp_coll)bc->kcoll, i);
+                fprintf(f, " %s", nm ? nm : "?");
+            }
+            fprintf(f, "\n");
+        }
+        if (coll)
+            break;
+    }
+}
+
+static _Noreturn void bad_usage(const options *o, const char *fmt, const char *arg)
+{
+    kb_bad_usage(usage, o ? o->coll : NULL, fmt, arg);
+}
+
+static void add_alg(options *o, const char *spec)
+{
+    if (strlen(spec) >= KB_NAME_LEN)
+        bad_usage(o, "algorithm specification too long: \"%s\"", spec);
+    if (o->nalgs == o->cap) {
+        int cap = o->cap ? 2 * o->cap : 16;
+        alg_entry *a = realloc(o->algs, (size_t)cap * sizeof(*a));
+        if (!a)
+            bad_usage(o, "out of memory%s", "");
+        o->algs = a;
+        o->cap = cap;
+    }
+    alg_entry *a = &o->algs[o->nalgs++];
+    memset(a, 0, sizeof(*a));
+    strcpy(a->spec, spec);
+    strcpy(a->label, spec);
+    a->native = strcmp(spec, "native") == 0;
+    a->is_auto = strcmp(spec, "auto") == 0;
+    a->is_memcpy = strcmp(spec, "memcpy") == 0;
+}
+
+/* "-a native,bruck:k=3,C=2,ring": a token holding '=' but no ':' is one
+ * more parameter of the previous algorithm. */
+static void parse_alg_list(options *o, const char *list)
+{
+    char buf[4096], spec[KB_NAME_LEN * 2] = "";
+    if (strlen(list) >= sizeof(buf))
+        bad_usage(o, "-a list too long%s", "");
+    strcpy(buf, list);
+    char *p = buf;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0')
+            bad_usage(o, "empty algorithm name in -a \"%s\"", list);
+        if (strchr(p, '=') && !strchr(p, ':')) {
+            if (spec[0] == '\0' || !strchr(spec, ':'))
+                bad_usage(o, "parameter \"%s\" in -a does not follow an algorithm name with ':'", p);
+            if (strlen(spec) + strlen(p) + 2 > sizeof(spec))
+                bad_usage(o, "algorithm specification too long in -a \"%s\"", list);
+            strcat(spec, ",");
+            strcat(spec, p);
+        } else {
+            if (spec[0])
+                add_alg(o, spec);
+            if (strlen(p) >= sizeof(spec))
+                bad_usage(o, "algorithm specification too long: \"%s\"", p);
+            strcpy(spec, p);
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if (spec[0])
+        add_alg(o, spec);
+}
+
+static void parse_options(const kb_coll *coll, int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->coll = coll;
+    o->min_size = KB_DEF_MIN;
+    o->max_size = KB_DEF_MAX;
+    o->iters = KB_DEF_ITERS;
+    o->iters_large = KB_DEF_ITERS_LARGE;
+    o->warmup = KB_DEF_WARMUP;
+    o->warmup_large = KB_DEF_WARMUP_LARGE;
+    const char *alist[64];
+    int nalist = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout, coll);
+            MPI_Finalize();
+            exit(0);
+        }
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        char opt = 0;
+        if ((val = kb_long_option(argc, argv, &i, "--format", usage, coll))) {
+            if (strcmp(val, "json") == 0)
+                o->json = 1;
+            else if (strcmp(val, "text") == 0)
+                o->json = 0;
+            else
+                bad_usage(o, "unknown --format \"%s\" (text or json)", val);
+            continue;
+        }
+        if (a[0] != '-' || a[1] == '\0' || a[1] == '-')
+            bad_usage(o, "unexpected argument \"%s\"", a);
+        /* getopt-style: flags may be bundled (-fc), a value may be attached (-i100, -fm1:64). */
+        const char *p = a + 1;
+        while (*p == 'f' || *p == 'c') {
+            if (*p == 'f')
+                o->full = 1;
+            else
+                o->check = 1;
+            p++;
+        }
+        if (*p == '\0')
+            continue;
+        opt = *p;
+        if (opt != 'm' && opt != 'i' && opt != 'x' && opt != 'a' && opt != 'r')
+            bad_usage(o, "unknown option \"%s\"", a);
+        if (p[1] != '\0')
+            val = p + 1;
+        else if (i + 1 < argc)
+            val = argv[++i];
+        else
+            bad_usage(o, "option \"%s\" needs a value", a);
+
+        switch (opt) {
+        case 'm': {
+            const char *colon = strchr(val, ':');
+            size_t lo = KB_DEF_MIN, hi = KB_DEF_MAX;
+            if (colon) {
+                char minpart[64];
+                size_t ml = (size_t)(colon - val);
+                if (ml >= sizeof(minpart))
+                    bad_usage(o, "bad -m \"%s\"", val);
+                memcpy(minpart, val, ml);
+                minpart[ml] = '\0';
+                if (ml > 0 && kb_parse_size(minpart, &lo))
+                    bad_usage(o, "bad -m minimum in \"%s\"", val);
+                if (colon[1] != '\0' && kb_parse_size(colon + 1, &hi))
+                    bad_usage(o, "bad -m maximum in \"%s\"", val);
+            } else if (kb_parse_size(val, &hi)) {
+                bad_usage(o, "bad -m \"%s\" (expected [MIN:]MAX in bytes)", val);
+            } else if (hi < lo) {
+                lo = hi; /* "-m 0": only size 0 */
+            }
+            if (lo > hi)
+                bad_usage(o, "-m \"%s\": MIN is larger than MAX", val);
+            o->min_size = lo;
+            o->max_size = hi;
+            break;
+        }
+        case 'r':
+            if (!coll->rooted)
+                bad_usage(o, "-r: %s has no root", coll->name);
+            if (kb_parse_int(val, 0, &o->root))
+                bad_usage(o, "bad -r \"%s\" (a rank >= 0)", val);
+            o->root_set = 1;
+            break;
+        case 'i':
+            if (kb_parse_int(val, 1, &o->iters))
+                bad_usage(o, "bad -i \"%s\" (an integer >= 1)", val);
+            o->iters_large = o->iters;
+            break;
+        case 'x':
+            if (kb_parse_int(val, 0, &o->warmup))
+                bad_usage(o, "bad -x \"%s\" (an integer >= 0)", val);
+            o->warmup_large = o->warmup;
+            break;
+        case 'a':
+            if (nalist == (int)(sizeof(alist) / sizeof(alist[0])))
+                bad_usage(o, "too many -a options%s", "");
+            alist[nalist++] = val;
+            break;
+        }
+    }
+
+    if (o->root_set) {
+        int P;
+        MPI_Comm_size(MPI_COMM_WORLD, &P);
+        if (o->root >= P) {
+            char v[32];
+            snprintf(v, sizeof(v), "%d", o->root);
+            bad_usage(o, "-r %s: not a rank (P is smaller)", v);
+        }
+    }
+    if (coll->sizes == KB_SIZELESS)
+        o->min_size = o->max_size = 0;
+
+    if (nalist > 0) {
+        for (int i = 0; i < nalist; i++)
+            parse_alg_list(o, alist[i]);
+    } else {
+        add_alg(o, "native");
+        if (coll->kcoll >= 0) {
+            int n = kp_algorithm_count((enum kp_coll)coll->kcoll);
+            for (int i = 0; i < n; i++) {
+                const char *nm = kp_algorithm_name((enum kp_coll)coll->kcoll, i);
+                if (nm && *nm)
+                    add_alg(o, nm);
+            }
+            add_alg(o, "auto"); /* kport's default choice */
+            if (coll->sizes != KB_SIZELESS)
+                add_alg(o, "memcpy"); /* the copy the data must at least go through */
+        }
+    }
+
+    /* Validate every kport specification now (same on every rank). */
+    for (int i = 0; i < o->nalgs; i++) {
+        alg_entry *a = &o->algs[i];
+        if (a->native || a->is_memcpy)
+            continue;
+        if (coll->kcoll < 0)
+            bad_usage(o, "kport has no algorithms for this collective; use -a native (got \"%s\")", a->spec);
+        int rc = kp_set_algorithm((enum kp_coll)coll->kcoll, a->spec);
+        if (rc != KP_SUCCESS) {
+            char msg[KB_ERR_LEN + KB_NAME_LEN];
+            snprintf(msg, sizeof(msg), "-a \"%s\": %s: %s", a->spec, kp_strerror(rc), kp_last_error());
+            bad_usage(o, "%s", msg);
+        }
+    }
+    if (coll->kcoll >= 0) {
+        kp_set_algorithm((enum kp_coll)coll->kcoll, NULL);
+        /* A forced algorithm that cannot apply must say so, whatever
+         * KPORT_FALLBACK says: never measure a silent fallback. */
+        kp_set_fallback(KP_FALLBACK_ERROR);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Measurement                                                                */
+/* ------------------------------------------------------------------------- */
+
+enum { RES_OK = 0, RES_NA, RES_ERR, RES_INVALID };
+
+typedef struct result {
+    int status;
+    kb_stat t;             /* per call, seconds */
+    int iters;
+    long long bad;         /* wrong bytes, summed over ranks (-c) */
+    char ran[KB_NAME_LEN]; /* kp_last_algorithm (or "native") */
+    int ran_known;         /* ran is what kport reported (not just the request) */
+    char msg[KB_ERR_LEN];  /* why n/a or failed */
+} result;
+
+/* The reference column "memcpy": every rank copies as many bytes as its
+ * receive buffer holds (all-gather and all-to-all: P*size; gather: P*size
+ * at the root), from a buffer of its own into its receive buffer, timed
+ * like the collectives (barrier before, maximum over ranks, median). */
+static void run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double *times, double *maxes,
+                       result *r, MPI_Comm sync)
+{
+    size_t sb = 0, rb = 0;
+    if (o->coll->buffers)
+        o->coll->buffers(cx->size, cx->P, &sb, &rb);
+    if (o->coll->rooted)
+        rb = (size_t)cx->P * cx->size; /* what the root receives */
+    unsigned char *src = malloc(rb ? rb : 1);
+    if (!src) {
+        r->status = RES_ERR;
+        snprintf(r->msg, sizeof(r->msg), "out of memory for %zu bytes", rb);
+        return;
+    }
+    memset(src, 0x5a, rb);
+    for (int it = 0; it < warm + iters; it++) {
+        MPI_Barrier(sync);
+        double t0 = MPI_Wtime();
+        memcpy(cx->rbuf, src, rb);
+        double t1 = MPI_Wtime();
+        if (it >= warm)
+            times[it - warm] = t1 - t0;
+    }
+    free(src);
+    snprintf(r->ran, sizeof(r->ran), "memcpy");
+    r->ran_known = 1;
+    r->iters = iters;
+    kb_reduce_max(times, maxes, iters, sync);
+    if (cx->rank == 0)
+        r->t = kb_stats(maxes, iters);
+}
+
+static void run_one(const options *o, kb_ctx *cx, alg_entry *a, int warm, int iters, double *times,
+                    double *maxes, result *r, MPI_Comm sync)
+{
+    const kb_coll *bc = o->coll;
+    memset(r, 0, sizeof(*r));
+    cx->native = a->native;
+    cx->label = a->label;
+    cx->reported = 0;
+    snprintf(r->ran, sizeof(r->ran), "%s", a->native ? "native" : a->spec);
+    if (a->is_memcpy) {
+        run_memcpy(o, cx, warm, iters, times, maxes, r, sync);
+        return;
+    }
+    if (!a->native) {
+        int rc = kp_set_algorithm((enum kp_coll)bc->kcoll, a->spec);
+        if (rc != KP_SUCCESS) { /* validated at startup; same on every rank */
+            r->status = RES_ERR;
+            snprintf(r->msg, sizeof(r->msg), "kp_set_algorithm: %s: %s", kp_strerror(rc), kp_last_error());
+            return;
+        }
+    }
+
+    /* kport records the algorithm only for calls that move data (a 0-byte
+     * all-gather returns at once and leaves kp_last_algorithm as it was). */
+    size_t sb = 0, rb = 0;
+    int moves = !bc->buffers || (bc->buffers(cx->size, cx->P, &sb, &rb) == 0 && (sb > 0 || rb > 0));
+    char errmsg[KB_ERR_LEN] = "";
+    int failed = 0;
+    long long bad = 0;
+    int total = warm + iters;
+    for (int it = 0; it < total; it++) {
+        if (o->check && bc->write_send)
+            bc->write_send(cx, it);
+        if (o->check && bc->poison_recv)
+            bc->poison_recv(cx, it);
+        MPI_Barrier(sync);
+        double t0 = MPI_Wtime();
+        int rc = bc->run(cx);
+        double t1 = MPI_Wtime();
+        if (rc != KP_SUCCESS && !failed) {
+            const char *why = a->native ? "" : kp_last_error();
+            failed = rc;
+            if (rc == KP_ERR_UNSUPPORTED && why && *why)
+                snprintf(errmsg, sizeof(errmsg), "%s", why);
+            else
+                snprintf(errmsg, sizeof(errmsg), "%s%s%s", kp_strerror(rc), why && *why ? ": " : "",
+                         why ? why : "");
+        }
+        if (it == 0) {
+            /* The first call decides: refused (n/a) or failed on any rank. */
+            int code = rc == KP_SUCCESS ? 0 : rc == KP_ERR_UNSUPPORTED ? 1 : 2, gcode;
+            MPI_Allreduce(&code, &gcode, 1, MPI_INT, MPI_MAX, sync);
+            if (gcode != 0) {
+                kb_share_message(errmsg, code == gcode, sync);
+                r->status = gcode == 1 ? RES_NA : RES_ERR;
+                snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
+                return;
+            }
+            if (!a->native && !a->is_auto && moves) {
+                const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
+                if (ran && *ran) {
+                    snprintf(r->ran, sizeof(r->ran), "%s", ran);
+                    r->ran_known = 1;
+                }
+            }
+        }
+        if (o->check && bc->check)
+            bad += bc->check(cx, it);
+        if (it >= warm)
+            times[it - warm] = t1 - t0;
+    }
+    if (o->check && bc->selftest) {
+        /* untimed; only where every rank's timed calls succeeded */
+        int lf0 = failed != 0, gf0;
+        MPI_Allreduce(&lf0, &gf0, 1, MPI_INT, MPI_MAX, sync);
+        if (!gf0) {
+            int trc = KP_SUCCESS;
+            bad += bc->selftest(cx, sync, &trc);
+            if (trc != KP_SUCCESS) {
+                const char *why = a->native ? "" : kp_last_error();
+                failed = trc;
+                snprintf(errmsg, sizeof(errmsg), "%s test: %s%s%s", bc->name, kp_strerror(trc),
+                         why && *why ? ": " : "", why ? why : "");
+            }
+        }
+    }
+    if (a->is_auto && moves) { /* what auto chose at this size */
+        const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
+        snprintf(r->ran, sizeof(r->ran), "auto(%s)", ran && *ran ? ran : "?");
+        r->ran_known = 1;
+    }
+
+    kb_reduce_max(times, maxes, iters, sync);
+    int lf = failed != 0, gf;
+    long long gbad;
+    MPI_Allreduce(&lf, &gf, 1, MPI_INT, MPI_MAX, sync);
+    MPI_Allreduce(&bad, &gbad, 1, MPI_LONG_LONG, MPI_SUM, sync);
+    r->iters = iters;
+    r->bad = gbad;
+    if (gf) {
+        kb_share_message(errmsg, lf, sync);
+        r->status = RES_ERR;
+        snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
+    } else if (gbad) {
+        r->status = RES_INVALID;
+        snprintf(r->msg, sizeof(r->msg), "%lld %s", gbad, bc->bad_unit);
+    }
+    if (cx->rank == 0)
+        r->t = kb_stats(maxes, iters);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Output                                                                     */
+/* ------------------------------------------------------------------------- */
+
+static const char *status_name(int s)
+{
+    return s == RES_OK ? "ok" : s == RES_NA ? "n/a" : s == RES_ERR ? "error" : "invalid";
+}
+
+static void json_line(const options *o, const char *mpi, int P, int hosts, size_t size, const alg_entry *a,
+                      const result *r)
+{
+    printf("{\"coll\":");
+    kb_json_string(stdout, o->coll->name);
+    printf(",\"algorithm\":");
+    kb_json_string(stdout, a->is_auto ? "auto" : r->ran_known ? r->ran : a->label);
+    printf(",\"requested\":");
+    kb_json_string(stdout, a->spec);
+    if (a->is_auto) {
+        printf(",\"ran\":");
+        kb_json_string(stdout, r->ran);
+    }
+    printf(",\"mpi\":");
+    kb_json_string(stdout, mpi);
+    printf(",\"P\":%d,\"hosts\":%d,\"size\":%zu", P, hosts, size);
+    if (o->coll->rooted)
+        printf(",\"root\":%d", o->root);
+    if (r->status == RES_OK || r->status == RES_INVALID)
+        printf(",\"median_us\":%.3f,\"min_us\":%.3f,\"avg_us\":%.3f,\"max_us\":%.3f,\"iterations\":%d",
+               r->t.median * 1e6, r->t.min * 1e6, r->t.avg * 1e6, r->t.max * 1e6, r->iters);
+    else
+        printf(",\"median_us\":null,\"min_us\":null,\"avg_us\":null,\"max_us\":null,\"iterations\":0");
+    printf(",\"validated\":%s,\"status\":\"%s\"", o->check && r->status == RES_OK ? "true" : "false",
+           status_name(r->status));
+    if (o->check && r->status != RES_NA && r->status != RES_ERR)
+        printf(",\"errors\":%lld", r->bad);
+    if (r->status != RES_OK) {
+        printf(",\"error\":");
+        kb_json_string(stdout, r->msg);
+    }
+    printf("}\n");
+}
+
+static int col_width(const alg_entry *a)
+{
+    int w = (int)strlen(a->label) + 2;
+    return w < 12 ? 12 : w;
+}
+
+static void text_cell(const alg_entry *a, const result *r)
+{
+    char cell[32];
+    switch (r->status) {
+    case RES_OK: snprintf(cell, sizeof(cell), "%.2f", r->t.median * 1e6); break;
+    case RES_NA: snprintf(cell, sizeof(cell), "n/a"); break;
+    case RES_ERR: snprintf(cell, sizeof(cell), "ERROR"); break;
+    default: snprintf(cell, sizeof(cell), "INVALID"); break;
+    }
+    printf("%*s", col_width(a), cell);
+}
+
+typedef struct run_env {
+    char mpi[256];
+    int P, hosts, rmin, rmax;
+    char kport_nodes[256];
+} run_env;
+
+static void print_header(options *o, const run_env *e)
+{
+    const kb_coll *bc = o->coll;
+    printf("# kport-bench %s\n", bc->name);
+    printf("# MPI: %s\n", e->mpi);
+    printf("# kport: %d.%d.%d\n", KPORT_VERSION_MAJOR, KPORT_VERSION_MINOR, KPORT_VERSION_PATCH);
+    if (e->rmin == e->rmax)
+        printf("# P = %d, node layout: %d host%s, %d rank%s per host\n", e->P, e->hosts, e->hosts == 1 ? "" : "s",
+               e->rmin, e->rmin == 1 ? "" : "s");
+    else
+        printf("# P = %d, node layout: %d hosts, %d to %d ranks per host\n", e->P, e->hosts, e->rmin, e->rmax);
+    printf("# kport node layout: %s\n", e->kport_nodes);
+    printf("# Iterations: %d (%d above %d bytes), warmup: %d (%d above %d bytes), validation: %s\n", o->iters,
+           o->iters_large, KB_LARGE_MSG, o->warmup, o->warmup_large, KB_LARGE_MSG, o->check ? "on" : "off");
+    if (bc->rooted)
+        printf("# Root: %d\n", o->root);
+    printf("# Size: %s\n", bc->size_desc);
+    if (o->check && bc->check_note)
+        printf("%s", bc->check_note);
+    printf("# Latency(us): median over iterations of the maximum over ranks\n");
+    for (int ai = 0; ai < o->nalgs; ai++) {
+        alg_entry *a = &o->algs[ai];
+        if (a->native)
+            printf("# %-28s %s\n", a->label, bc->native_call);
+        else if (a->is_memcpy)
+            printf("# %-28s reference: one memcpy of the receive buffer's bytes per rank (P*size)\n", a->label);
+        else if (a->is_auto)
+            printf("# %-28s kport automatic selection\n", a->label);
+        else
+            printf("# %-28s kport, forced \"%s\" (name as reported by kp_last_algorithm)\n", a->label, a->spec);
+        if (a->na_msg[0]) {
+            printf("#   n/a: %s\n", a->na_msg);
+            a->na_noted = 1;
+        }
+    }
+    printf("%-10s", "# Size");
+    for (int ai = 0; ai < o->nalgs; ai++)
+        printf("%*s", col_width(&o->algs[ai]), o->algs[ai].label);
+    printf("\n");
+}
+
+/* After the table: refusals, renamed columns, failures, -f blocks, the verdict. */
+static void print_footer(const options *o, const size_t *sizes, int nsizes, const result *res, int failures)
+{
+    const kb_coll *bc = o->coll;
+    for (int ai = 0; ai < o->nalgs; ai++) {
+        alg_entry *a = &o->algs[ai];
+        if (a->na_msg[0] && !a->na_noted)
+            printf("# %s: n/a at some sizes: %s\n", a->label, a->na_msg);
+        for (int si = 0; si < nsizes; si++) {
+            const result *r = &res[(size_t)ai * nsizes + si];
+            if (r->status == RES_OK && r->ran_known && !a->is_auto && strcmp(r->ran, a->label) != 0)
+                printf("# note: %s ran as %s at size %zu\n", a->label, r->ran, sizes[si]);
+            if (r->status == RES_ERR || r->status == RES_INVALID)
+                printf("# %s, size %zu: %s: %s\n", a->label, sizes[si],
+                       r->status == RES_ERR ? "FAILED" : "VALIDATION FAILED", r->msg);
+        }
+    }
+    if (o->full) {
+        for (int ai = 0; ai < o->nalgs; ai++) {
+            alg_entry *a = &o->algs[ai];
+            printf("\n# Algorithm: %s", a->label);
+            if (a->native)
+                printf(" (%s)\n", bc->native_call);
+            else
+                printf(" (kp_last_algorithm; requested \"%s\")\n", a->spec);
+            printf("%-10s%20s%18s%18s%18s%12s\n", "# Size", "Median Latency(us)", "Avg Latency(us)",
+                   "Min Latency(us)", "Max Latency(us)", "Iterations");
+            int shown = 0; /* the refusal message, once per block */
+            for (int si = 0; si < nsizes; si++) {
+                const result *r = &res[(size_t)ai * nsizes + si];
+                printf("%-10zu", sizes[si]);
+                if (r->status == RES_OK || r->status == RES_INVALID)
+                    printf("%20.2f%18.2f%18.2f%18.2f%12d%s\n", r->t.median * 1e6, r->t.avg * 1e6, r->t.min * 1e6,
+                           r->t.max * 1e6, r->iters, r->status == RES_INVALID ? "  INVALID" : "");
+                else if (r->status == RES_NA && !shown++)
+                    printf("%20s  %s\n", "n/a", r->msg);
+                else if (r->status == RES_NA)
+                    printf("%20s\n", "n/a");
+                else
+                    printf("%20s  %s\n", "ERROR", r->msg);
+            }
+        }
+    }
+    if (o->check)
+        printf("# Validation: %s\n", failures ? "FAILED" : "passed");
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------- */
+
+int kb_coll_main(const kb_coll *bc, int argc, char **argv)
+{
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+
+    options o;
+    parse_options(bc, argc, argv, &o);
+
+    /* Sizes: OSU's MIN, 2*MIN, ... (0 first when MIN is 0). */
+    int nsizes = 0;
+    size_t sizes[KB_MAX_SIZES];
+    {
+        size_t s = o.min_size;
+        if (s == 0) {
+            sizes[nsizes++] = 0;
+            s = 1;
+        }
+        while (s <= o.max_size && nsizes < KB_MAX_SIZES) {
+            sizes[nsizes++] = s;
+            if (s > o.max_size / 2)
+                break;
+            s *= 2;
+        }
+    }
+    size_t sbytes = 0, rbytes = 0;
+    if (bc->buffers && bc->buffers(o.max_size, P, &sbytes, &rbytes))
+        bad_usage(&o, "-m: maximum size too large for %s at this P", bc->native_call);
+
+    kb_ctx cx;
+    memset(&cx, 0, sizeof(cx));
+    MPI_Comm sync;
+    MPI_Comm_dup(MPI_COMM_WORLD, &sync);
+    MPI_Comm_dup(MPI_COMM_WORLD, &cx.comm);
+    cx.rank = rank;
+    cx.P = P;
+    cx.root = o.root;
+    cx.sbuf_len = sbytes;
+    cx.rbuf_len = rbytes;
+    cx.sbuf = malloc(sbytes ? sbytes : 1);
+    cx.rbuf = malloc(rbytes + KB_GUARD);
+    int maxit = o.iters > o.iters_large ? o.iters : o.iters_large;
+    double *times = malloc((size_t)maxit * sizeof(double));
+    double *maxes = malloc((size_t)maxit * sizeof(double));
+    result *res = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(result));
+    int ok = cx.sbuf && cx.rbuf && times && maxes && res, gok;
+    MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!gok) {
+        if (rank == 0)
+            fprintf(stderr, "kport-bench: cannot allocate buffers for %zu bytes (P = %d)\n", o.max_size, P);
+        return 1;
+    }
+    /* Touch the buffers once so first-touch page faults are not timed. */
+    memset(cx.sbuf, 0, sbytes ? sbytes : 1);
+    memset(cx.rbuf, 0, rbytes + KB_GUARD);
+
+    run_env env;
+    env.P = P;
+    kb_mpi_library_name(env.mpi, sizeof(env.mpi));
+    kb_node_layout(MPI_COMM_WORLD, &env.hosts, &env.rmin, &env.rmax);
+    kb_kport_layout(MPI_COMM_WORLD, env.kport_nodes, sizeof(env.kport_nodes));
+
+    int failures = 0;
+    int labels_ready = 0, emitted = 0; /* sizes printed so far */
+    for (int si = 0; si < nsizes; si++) {
+        size_t size = sizes[si];
+        int large = size > KB_LARGE_MSG;
+        int iters = large ? o.iters_large : o.iters;
+        int warm = large ? o.warmup_large : o.warmup;
+        cx.size = size;
+        for (int ai = 0; ai < o.nalgs; ai++)
+            run_one(&o, &cx, &o.algs[ai], warm, iters, times, maxes, &res[(size_t)ai * nsizes + si], sync);
+
+        for (int ai = 0; ai < o.nalgs; ai++) {
+            alg_entry *a = &o.algs[ai];
+            result *r = &res[(size_t)ai * nsizes + si];
+            /* Column label: what kport reported at the first size that moved data. */
+            if (!labels_ready && r->status == RES_OK && r->ran_known && !a->is_auto)
+                snprintf(a->label, sizeof(a->label), "%s", r->ran);
+            if (r->status == RES_NA && a->na_msg[0] == '\0')
+                snprintf(a->na_msg, sizeof(a->na_msg), "%s", r->msg);
+            if (r->status == RES_ERR || r->status == RES_INVALID) {
+                failures++;
+                if (rank == 0)
+                    fprintf(stderr, "kport-bench: %s %s, size %zu: %s: %s\n", bc->name, a->label, size,
+                            r->status == RES_ERR ? "FAILED" : "VALIDATION FAILED", r->msg);
+            }
+        }
+        /* Output waits until the labels are known (a 0-byte size reports none). */
+        if (!labels_ready && (size > 0 || si == nsizes - 1)) {
+            labels_ready = 1;
+            if (rank == 0 && !o.json)
+                print_header(&o, &env);
+        }
+        if (!labels_ready || rank != 0)
+            continue;
+        for (; emitted <= si; emitted++) {
+            if (o.json) {
+                for (int ai = 0; ai < o.nalgs; ai++)
+                    json_line(&o, env.mpi, P, env.hosts, sizes[emitted], &o.algs[ai],
+                              &res[(size_t)ai * nsizes + emitted]);
+            } else {
+                printf("%-10zu", sizes[emitted]);
+                for (int ai = 0; ai < o.nalgs; ai++)
+                    text_cell(&o.algs[ai], &res[(size_t)ai * nsizes + emitted]);
+                printf("\n");
+            }
+        }
+        fflush(stdout);
+    }
+
+    if (rank == 0 && !o.json)
+        print_footer(&o, sizes, nsizes, res, failures);
+
+    if (bc->kcoll >= 0)
+        kp_set_algorithm((enum kp_coll)bc->kcoll, NULL);
+    free(res);
+    free(times);
+    free(maxes);
+    free(cx.sbuf);
+    free(cx.rbuf);
+    free(o.algs);
+    MPI_Comm_free(&cx.comm);
+    MPI_Comm_free(&sync);
+    return failures ? 1 : 0;
+}

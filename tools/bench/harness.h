@@ -1,0 +1,220 @@
+/*
+ * kport-bench's harness: what every subcommand shares.
+ *
+ *   mpirun -np P kport-bench SUBCOMMAND [options]      (kport-bench -h lists them)
+ *
+ * The program is this harness plus one file per subcommand:
+ *
+ *   harness.c     main() and the table of subcommands; option parsing
+ *                 helpers; the measured environment (MPI library, hosts,
+ *                 kport's node layout); the validation pattern; statistics
+ *                 (median of per-iteration maxima over ranks); JSON strings
+ *   collective.c  the runner of the collective subcommands: OSU options,
+ *                 every algorithm interleaved size by size, isolated calls
+ *                 or back-to-back batches (--b2b), text and JSON output
+ *   allgather.c, barrier.c, gather.c, alltoall.c
+ *                 one collective each: its buffers, one call (native or
+ *                 kport), how -c fills and checks; the file's header is the
+ *                 subcommand's manual
+ *   churn.c       communicator churn: create, call, free
+ *
+ * Timing rules every subcommand follows (ReproMPI's lesson: averages over
+ * ranks hide stragglers): a measured interval starts after an MPI_Barrier
+ * on a communicator of the harness (never the measured one), each rank
+ * keeps its local times, kb_reduce_max() takes the maximum over ranks per
+ * iteration after the loop (no communication inside it), and kb_stats()
+ * reports the median over iterations (min, average and max too). Where
+ * several variants are compared, alternate them (size by size, or cycle
+ * by cycle) so drift of the machine hits all of them alike.
+ *
+ * Adding a subcommand (loggp, fanout, concurrency, strided, ...):
+ *
+ *   1. Write tools/bench/NAME.c, headed by a comment that is its manual
+ *      (synopsis, what one measured interval contains, what -c checks, the
+ *      output), ending with
+ *          const kb_command kb_cmd_NAME = {"NAME", "one-line summary", NULL, NAME_main};
+ *      NAME_main(argc, argv) runs after MPI_Init (argv[1] is NAME); parse
+ *      with kb_parse_size / kb_parse_int, report bad input with
+ *      kb_bad_usage (exit 2), print on rank 0 only, return the exit code
+ *      (0, or 1 when validation failed).
+ *   2. Declare it in the list below and add &kb_cmd_NAME to kb_commands[]
+ *      in harness.c.
+ *   3. Add NAME.c to add_executable(kport-bench ...) in CMakeLists.txt.
+ *
+ * A new collective that is "buffers, one call, fill, check" needs no main
+ * of its own: define a kb_coll (see allgather.c, the shortest) and
+ *     const kb_command kb_cmd_NAME = {"NAME", "summary", &kb_coll_NAME, NULL};
+ * and it gets every option of the collective runner (-m -i -x -f -c -a
+ * --b2b --format json) and a place in scripts/bench_report.py's tables.
+ */
+#ifndef KPORT_BENCH_HARNESS_H
+#define KPORT_BENCH_HARNESS_H
+
+#include "kport.h"
+
+#include <mpi.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KB_NAME_LEN 160
+#define KB_ERR_LEN 512
+#define KB_GUARD 64      /* bytes after the used part of a receive buffer */
+#define KB_MAX_REPORTS 5 /* mismatches printed per rank, algorithm and size */
+
+/* ------------------------------------------------------------------------- */
+/* Subcommands                                                               */
+/* ------------------------------------------------------------------------- */
+
+typedef struct kb_coll kb_coll;
+
+typedef struct kb_command {
+    const char *name;    /* argv[1] */
+    const char *summary; /* one line for kport-bench -h */
+    const kb_coll *coll; /* a collective: run by the collective runner (main is NULL) */
+    int (*main)(int argc, char **argv); /* otherwise: the subcommand itself */
+} kb_command;
+
+extern const kb_command kb_cmd_allgather, kb_cmd_barrier, kb_cmd_gather, kb_cmd_alltoall;
+extern const kb_command *const kb_commands[];
+extern const int kb_ncommands;
+
+/* This process's rank in MPI_COMM_WORLD (messages, rank-0-only printing). */
+extern int kb_rank;
+
+/* ------------------------------------------------------------------------- */
+/* Collectives (the collective runner, collective.c)                         */
+/* ------------------------------------------------------------------------- */
+
+/* What a collective's hooks see: one (algorithm, size) being measured. */
+typedef struct kb_ctx {
+    MPI_Comm comm;       /* the measured calls run here (not the timing barrier's) */
+    int rank, P;         /* in comm */
+    size_t size;         /* message size in bytes (see kb_coll.size_desc) */
+    int root;            /* root of rooted collectives (gather; -r) */
+    unsigned char *sbuf; /* send buffer, sbuf_len bytes */
+    unsigned char *rbuf; /* receive buffer, rbuf_len bytes + KB_GUARD */
+    size_t sbuf_len, rbuf_len;
+    int native;          /* 1: native MPI call, 0: kport */
+    const char *label;   /* algorithm being measured (for messages) */
+    int reported;        /* mismatches printed so far for this (algorithm, size) */
+} kb_ctx;
+
+enum { KB_SIZED = 0, KB_SIZELESS = 1 };
+
+struct kb_coll {
+    const char *name;        /* subcommand name, "coll" in JSON */
+    int kcoll;               /* enum kp_coll, or -1 if kport lacks it (native only) */
+    const char *native_call; /* for the header */
+    int sizes;               /* KB_SIZED, or KB_SIZELESS: one row of size 0, -m ignored */
+    int rooted;              /* accepts -r ROOT */
+    const char *size_desc;   /* what "size" means, for the header */
+    const char *bad_unit;    /* what check/selftest count ("wrong bytes") */
+    /* Send / receive bytes for a message size; nonzero on overflow. NULL: no data. */
+    int (*buffers)(size_t size, int P, size_t *sbytes, size_t *rbytes);
+    /* One call of the collective on cx->comm; returns a KP_* code. */
+    int (*run)(kb_ctx *cx);
+    /* Write call `iter`'s data into the send buffer (-c, and before every
+     * call of a back-to-back batch, where it is timed). May be NULL. */
+    void (*write_send)(kb_ctx *cx, int iter);
+    /* Poison the receive buffer (and its guard) for call `iter` (-c,
+     * untimed). May be NULL. */
+    void (*poison_recv)(kb_ctx *cx, int iter);
+    /* After call `iter` (-c, untimed): number of wrong bytes. May be NULL. */
+    long long (*check)(kb_ctx *cx, int iter);
+    /* With -c, after the timed calls of an (algorithm, size): an untimed
+     * test of the collective's semantics (for a collective without data to
+     * compare); returns the violations on this rank, and the first failing
+     * return code in *rc. Collective over sync. May be NULL. */
+    long long (*selftest)(kb_ctx *cx, MPI_Comm sync, int *rc);
+    /* Extra "# ..." header lines when -c is on. May be NULL. */
+    const char *check_note;
+};
+
+/* The collective runner: kport-bench COLL [options]; returns the exit code. */
+int kb_coll_main(const kb_coll *bc, int argc, char **argv);
+
+/* ------------------------------------------------------------------------- */
+/* Options                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* Print "kport-bench: <fmt with arg>" and the subcommand's usage on rank 0
+ * (usage may be NULL), leave MPI, exit 2. */
+_Noreturn void kb_bad_usage(void (*usage)(FILE *f, const void *arg), const void *usage_arg, const char *fmt,
+                  const char *arg);
+/* Non-negative decimal integer with an optional K/M/G suffix (binary); 0 on success. */
+int kb_parse_size(const char *s, size_t *out);
+/* Decimal integer >= minv; 0 on success. */
+int kb_parse_int(const char *s, int minv, int *out);
+/* --name VALUE / --name=VALUE at argv[*i]: the value (and *i advanced), or
+ * NULL if argv[*i] is not --name. Missing value: kb_bad_usage. */
+const char *kb_long_option(int argc, char **argv, int *i, const char *name,
+                           void (*usage)(FILE *f, const void *arg), const void *usage_arg);
+
+/* ------------------------------------------------------------------------- */
+/* The measured environment                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* "Open MPI 4.1.4", "MPICH 4.0.2", else the first line of the library version. */
+void kb_mpi_library_name(char *out, size_t outlen);
+/* Distinct hosts (MPI_Get_processor_name) and ranks per host; collective. */
+void kb_node_layout(MPI_Comm comm, int *hosts, int *rmin, int *rmax);
+/* kport's node layout, "2 nodes of 2,2 ranks (emulated: ...)"; collective. */
+void kb_kport_layout(MPI_Comm comm, char *out, size_t len);
+
+/* ------------------------------------------------------------------------- */
+/* Validation pattern                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* The data of `id` in call `iter`: 64-bit words seed(id, iter) + (w+1)*step,
+ * stored in the machine's byte order, the tail from the next word. A
+ * misplaced block, a stale call, data from the wrong rank or a shifted
+ * offset all differ; writing it costs about a memset (it is timed in
+ * back-to-back batches). complement: its bitwise complement (poison). */
+void kb_fill_pattern(unsigned char *dst, size_t n, uint64_t id, int iter, int complement);
+/* id of rank r's data (allgather, gather) */
+uint64_t kb_rank_id(int rank);
+/* id of the block rank src sends to rank dst (alltoall); never a rank id */
+uint64_t kb_pair_id(int src, int dst);
+/* Bytes of src[0..n) that differ from id's pattern (complemented: a
+ * poisoned buffer that must stay untouched); the first KB_MAX_REPORTS per
+ * (algorithm, size) are printed: "<where> byte <base+j> (<origin> byte j)". */
+long long kb_check_id(kb_ctx *cx, const unsigned char *src, size_t n, uint64_t id, int iter, int complement,
+                      const char *where, size_t base, const char *origin);
+/* The same for rank's data ("rank 3's"). */
+long long kb_check_pattern(kb_ctx *cx, const unsigned char *src, size_t n, int rank, int iter, const char *where,
+                           size_t base);
+/* Rank-block collectives (allgather, gather): the send buffer is one block
+ * of cx->rank's pattern; the receive buffer's block r is poisoned with the
+ * complement of rank r's, followed by the guard. */
+void kb_rank_block_write(kb_ctx *cx, int iter);
+void kb_rank_blocks_poison(kb_ctx *cx, int iter);
+/* Buffers of sblocks / rblocks blocks of size bytes (rbytes leaves room for
+ * KB_GUARD); nonzero if size exceeds an int count or the bytes overflow. */
+int kb_block_buffers(size_t size, int P, int sblocks, int rblocks, size_t *sbytes, size_t *rbytes);
+#define KB_BYTES_BAD "wrong bytes (summed over ranks and iterations)"
+/* KB_GUARD known bytes after the first `used` bytes of the receive buffer. */
+void kb_guard_fill(kb_ctx *cx, size_t used);
+long long kb_guard_check(kb_ctx *cx, size_t used, int iter);
+/* Print one mismatch (counts towards KB_MAX_REPORTS). */
+void kb_mismatch(kb_ctx *cx, int iter, const char *what, unsigned expected, unsigned got);
+
+/* ------------------------------------------------------------------------- */
+/* Statistics and output                                                      */
+/* ------------------------------------------------------------------------- */
+
+typedef struct kb_stat {
+    double median, min, avg, max; /* seconds */
+} kb_stat;
+
+/* maxes[i] (on rank 0 of comm) = max over ranks of times[i]; collective. */
+void kb_reduce_max(const double *times, double *maxes, int n, MPI_Comm comm);
+/* Median, min, average, max of v[0..n) (n >= 1); sorts v. */
+kb_stat kb_stats(double *v, int n);
+/* Give every rank of comm the message (KB_ERR_LEN bytes) of the lowest rank with mine != 0. */
+void kb_share_message(char *msg, int mine, MPI_Comm comm);
+/* A JSON string literal of s. */
+void kb_json_string(FILE *f, const char *s);
+
+#endif
