@@ -8,7 +8,7 @@
 
     for c in allgather barrier gather alltoall; do ... done   # any mix of collectives
 
-One table per (collective, P) (per root too for gather). Rows are message
+One table per (collective, P, mode) (per root too for gather). Rows are message
 sizes (bytes per rank; per rank pair for alltoall; barrier has no size and
 a single row, size 0); columns are the
 native collective of every MPI build ("ompi:native", "mpich:native") and
@@ -17,6 +17,13 @@ latency in microseconds (per iteration, the maximum over ranks); a kport
 cell also shows its ratio to the better (smaller) native median of the same
 size, over all builds: below 1.00x kport is faster. A final section lists,
 per size, the best kport algorithm and its ratio.
+
+Modes: records of `kport-bench --b2b N` ("mode": "b2b") get tables of their
+own, titled "back-to-back (N calls per batch)", whose cells are the time
+per call with the send buffer rewritten before each call (the rewrite
+measured alone and subtracted). Where one run has both an isolated and a
+back-to-back table of the same collective and P, a final section puts
+kport's default and the better native of the two pictures side by side.
 
 Records whose status is not "ok" (n/a, error, invalid) are shown as such
 and never used for ratios. If several records share (build, algorithm,
@@ -116,10 +123,11 @@ def status_of(r):
 
 
 class Table:
-    """Results of one (collective, P, root); root is None unless rooted."""
+    """Results of one (collective, P, root, calls per back-to-back batch);
+    root is None unless rooted, b2b is 0 for isolated calls."""
 
-    def __init__(self, coll, P, root=None):
-        self.coll, self.P, self.root = coll, P, root
+    def __init__(self, coll, P, root=None, b2b=0):
+        self.coll, self.P, self.root, self.b2b = coll, P, root, b2b
         self.columns = OrderedDict()  # name -> (tag, algorithm, is_native)
         self.values = {}              # (column, size) -> list of medians
         self.status = {}              # (column, size) -> non-ok status
@@ -201,11 +209,22 @@ def root_of(r):
     return 0 if r.get("coll") == "gather" else None
 
 
+def b2b_of(r):
+    """Calls per back-to-back batch of a record, 0 for isolated calls."""
+    if r.get("mode") == "b2b":
+        return int(r.get("calls_per_batch") or 1)
+    return 0
+
+
+def mode_title(b2b):
+    return "back-to-back (%d calls per batch)" % b2b if b2b else ""
+
+
 def build_tables(records):
     tags = assign_tags(records)
     tables = OrderedDict()
     for r in records:
-        key = (r.get("coll", "?"), int(r["P"]), root_of(r))
+        key = (r.get("coll", "?"), int(r["P"]), root_of(r), b2b_of(r))
         if key not in tables:
             tables[key] = Table(*key)
         tables[key].add(tags[r["mpi"]], r)
@@ -236,16 +255,22 @@ def render_markdown(headers, rows, left=(0,)):
 def report(tables, markdown):
     out = []
     render = render_markdown if markdown else render_text
-    for (coll, P, root), t in tables.items():
+    for (coll, P, root, b2b), t in tables.items():
         natives, kports, never = t.ordered_columns()
         sizes = sorted(t.sizes)
         sizeless = coll in SIZELESS
         hosts = sorted(set(str(s[1]) for s in t.sources.values() if s[1] is not None))
-        title = "%s%s, P = %d%s" % (coll, " (root %d)" % root if root is not None else "", P,
-                                    (", %s host(s)" % "/".join(hosts)) if hosts else "")
+        title = "%s%s, P = %d%s%s" % (coll, " (root %d)" % root if root is not None else "", P,
+                                      (", %s host(s)" % "/".join(hosts)) if hosts else "",
+                                      ", " + mode_title(b2b) if b2b else "")
         legend = ("median latency in us (per iteration: maximum over ranks); "
                   "kport cells: (ratio to the better native%s; < 1.00x: kport is faster)"
                   % ("" if sizeless else " of the same size"))
+        if b2b:
+            legend = ("latency per call in us: median over batches of %d back-to-back calls (maximum over "
+                      "ranks), the send buffer rewritten before each call, the rewrite timed alone and "
+                      "subtracted; kport cells: (ratio to the better native%s; < 1.00x: kport is faster)"
+                      % (b2b, "" if sizeless else " of the same size"))
         note = SIZE_NOTE.get(coll)
         if markdown:
             out.append("### %s" % title)
@@ -330,7 +355,51 @@ def report(tables, markdown):
                 rows.append(row)
             out.extend(render(headers, rows, left=(0, len(autos) + 1)))
             out.append("")
+    out.extend(compare_modes(tables, markdown))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def compare_modes(tables, markdown):
+    """kport's default and the better native, isolated beside back-to-back,
+    for every (collective, P, root) measured both ways."""
+    out = []
+    render = render_markdown if markdown else render_text
+    for (coll, P, root, b2b), tb in tables.items():
+        ti = tables.get((coll, P, root, 0))
+        if not b2b or ti is None:
+            continue
+        title = "%s%s, P = %d: isolated calls beside %s" % (
+            coll, " (root %d)" % root if root is not None else "", P, mode_title(b2b))
+        legend = ("median us per call; auto cells: (ratio to the better native of the same picture); "
+                  "last columns: how the ratio moves from isolated to back-to-back")
+        if markdown:
+            out += ["### " + title, "", legend[0].upper() + legend[1:] + ".", ""]
+        else:
+            out += ["# " + title, "# " + legend]
+        ni, ki, _ = ti.ordered_columns()
+        nb, kb, _ = tb.ordered_columns()
+        autos = [c for c in ki if ti.columns[c][1] == "auto" and c in kb]
+        headers = ["Size", "native iso", "native b2b"]
+        for c in autos:
+            headers += ["%s iso" % c, "%s b2b" % c]
+        headers += ["%s b2b/iso ratio" % c for c in autos]
+        rows = []
+        for s in sorted(ti.sizes & tb.sizes):
+            bi, bb = ti.best_native(s, ni), tb.best_native(s, nb)
+            row = [str(s), ("%s %s" % (fmt_us(bi[1]), bi[0].split(":")[0])) if bi else "-",
+                   ("%s %s" % (fmt_us(bb[1]), bb[0].split(":")[0])) if bb else "-"]
+            moves = []
+            for c in autos:
+                mi, mb = ti.median(c, s), tb.median(c, s)
+                row += [ti.cell(c, s, bi), tb.cell(c, s, bb)]
+                if mi is not None and mb is not None and bi and bb and bi[1] > 0 and bb[1] > 0 and mi > 0:
+                    moves.append("%.2f" % ((mb / bb[1]) / (mi / bi[1])))
+                else:
+                    moves.append("-")
+            rows.append(row + moves)
+        out.extend(render(headers, rows))
+        out.append("")
+    return out
 
 
 def main(argv=None):
