@@ -13,7 +13,7 @@
 
 /* Every subcommand, in the order kport-bench -h lists them. */
 const kb_command *const kb_commands[] = {
-    &kb_cmd_allgather, &kb_cmd_barrier, &kb_cmd_gather, &kb_cmd_alltoall,
+    &kb_cmd_allgather, &kb_cmd_barrier, &kb_cmd_gather, &kb_cmd_alltoall, &kb_cmd_churn,
 };
 const int kb_ncommands = (int)(sizeof(kb_commands) / sizeof(kb_commands[0]));
 

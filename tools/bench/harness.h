@@ -76,7 +76,7 @@ typedef struct kb_command {
     int (*main)(int argc, char **argv); /* otherwise: the subcommand itself */
 } kb_command;
 
-extern const kb_command kb_cmd_allgather, kb_cmd_barrier, kb_cmd_gather, kb_cmd_alltoall;
+extern const kb_command kb_cmd_allgather, kb_cmd_barrier, kb_cmd_gather, kb_cmd_alltoall, kb_cmd_churn;
 extern const kb_command *const kb_commands[];
 extern const int kb_ncommands;
 
