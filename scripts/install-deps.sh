@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Install what kport needs to build, test and benchmark, if it is missing:
-# a C compiler, make, cmake, Open MPI and MPICH (with their development
-# files) and python3 (for the benchmark report). Idempotent: does nothing
-# when everything is there. Debian / Ubuntu (apt-get); run as root or with sudo.
+# Install what kport needs to build, test, benchmark and package, if it is
+# missing: a C compiler, make, cmake (with cpack), Open MPI and MPICH (with
+# their development files), python3 (for the benchmark report), pkg-config,
+# and for the Debian packages dpkg-dev (dpkg-shlibdeps) and file (cpack
+# uses both to compute the packages' library dependencies). Idempotent: does
+# nothing when everything is there. Debian / Ubuntu (apt-get); run as root or
+# with sudo.
 set -euo pipefail
 
 need=()
@@ -16,6 +19,8 @@ have mpicc.mpich || need+=(mpich libmpich-dev)
 have mpiexec.mpich || need+=(mpich)
 have python3 || need+=(python3)
 have pkg-config || need+=(pkgconf)
+have dpkg-shlibdeps || need+=(dpkg-dev)
+have file || need+=(file)
 
 if [ ${#need[@]} -eq 0 ]; then
     exit 0

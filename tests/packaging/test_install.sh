@@ -36,7 +36,7 @@ libdir=$(dirname "$(find "$prefix" -name 'libkport.so' | head -n 1)")
 for f in "$prefix/include/kport.h" "$libdir/libkport.a" "$libdir/libkport-pmpi.so" \
          "$prefix/bin/kport-bench" "$prefix/bin/kport-check" "$libdir/pkgconfig/kport.pc" \
          "$libdir/cmake/kport/kportConfig.cmake" "$libdir/cmake/kport/kportConfigVersion.cmake" \
-         "$libdir/cmake/kport/kportTargets.cmake"; do
+         "$libdir/cmake/kport/kportTargets.cmake" "$libdir/cmake/kport/kportPmpiTargets.cmake"; do
     [ -e "$f" ] || fail "not installed: ${f#"$prefix"/}"
 done
 ls "$libdir"/libkport.so.* >/dev/null 2>&1 || fail "no versioned libkport.so.N"
@@ -64,6 +64,7 @@ cmake -S "$src/examples" -B "$tmp/ex-cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAK
     >"$tmp/ex-cmake.log" 2>&1 || { cat "$tmp/ex-cmake.log" >&2; fail "configuring the example failed"; }
 cmake --build "$tmp/ex-cmake" >>"$tmp/ex-cmake.log" 2>&1 || { cat "$tmp/ex-cmake.log" >&2; fail "building the example failed"; }
 grep -q "kport::kport" "$libdir/cmake/kport/kportTargets.cmake" || fail "kportTargets.cmake lacks kport::kport"
+grep -q "kport::pmpi" "$libdir/cmake/kport/kportPmpiTargets.cmake" || fail "kportPmpiTargets.cmake lacks kport::pmpi"
 run cmake-shared "$tmp/ex-cmake/allgather_example"
 run cmake-static "$tmp/ex-cmake/allgather_example_static"
 
