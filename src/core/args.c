@@ -81,13 +81,13 @@ static int run_packed(kp_comm *c, kp_plan *pl, const kp_call *k, const kp_tinfo 
     if (stage_r) {
         if (rt->extent != 0 && (int64_t)k->rcount > INT64_MAX / 4 / P / (rt->extent < 0 ? -rt->extent : rt->extent))
             return kp_error(KP_ERR_COUNT, "%s: receive buffer extent overflows", k->fn);
-        if ((rc = pack_size_ok(k, c->comm, "receive", k->rcount, k->rtype, bytes)))
+        if ((rc = pack_size_ok(k, c->user, "receive", k->rcount, k->rtype, bytes)))
             return rc;
     }
     if (stage_s) {
         if (st->extent != 0 && (int64_t)k->scount > INT64_MAX / 4 / P / (st->extent < 0 ? -st->extent : st->extent))
             return kp_error(KP_ERR_COUNT, "%s: send buffer extent overflows", k->fn);
-        if ((rc = pack_size_ok(k, c->comm, "send", k->scount, k->stype, bytes)))
+        if ((rc = pack_size_ok(k, c->user, "send", k->scount, k->stype, bytes)))
             return rc;
     }
     const int64_t rlen = stage_r ? (int64_t)P * bytes : 0, slen = stage_s ? nsblk * bytes : 0;
@@ -103,13 +103,13 @@ static int run_packed(kp_comm *c, kp_plan *pl, const kp_call *k, const kp_tinfo 
         simg = rimg + (a2a ? 0 : (int64_t)me * bytes);
         if (stage_r)
             for (int64_t j = a2a ? 0 : me; j < (a2a ? P : me + 1); j++)
-                if ((rc = pack(k, c->comm, ublock(k->rbuf, j, k->rcount, rt), k->rcount, k->rtype, rimg + j * bytes,
+                if ((rc = pack(k, c->user, ublock(k->rbuf, j, k->rcount, rt), k->rcount, k->rtype, rimg + j * bytes,
                                bytes)))
                     return rc;
     } else if (stage_s) {
         char *s = (char *)stage + rlen;
         for (int64_t j = 0; j < nsblk; j++)
-            if ((rc = pack(k, c->comm, ublock(k->sbuf, j, k->scount, st), k->scount, k->stype, s + j * bytes,
+            if ((rc = pack(k, c->user, ublock(k->sbuf, j, k->scount, st), k->scount, k->stype, s + j * bytes,
                            bytes)))
                 return rc;
         simg = s;
@@ -117,14 +117,14 @@ static int run_packed(kp_comm *c, kp_plan *pl, const kp_call *k, const kp_tinfo 
         simg = (const char *)k->sbuf + st->true_lb;
     }
 
-    if ((rc = kp_exec_p2p(pl, c->comm, simg, rimg)))
+    if ((rc = kp_exec_p2p(pl, simg, rimg)))
         return rc;
 
     if (stage_r)
         for (int64_t j = 0; j < P; j++) {
             if (inplace && !a2a && j == me) /* the own block was not changed */
                 continue;
-            if ((rc = unpack(k, c->comm, rimg + j * bytes, bytes, ublock(k->rbuf, j, k->rcount, rt), k->rcount,
+            if ((rc = unpack(k, c->user, rimg + j * bytes, bytes, ublock(k->rbuf, j, k->rcount, rt), k->rcount,
                              k->rtype)))
                 return rc;
         }
@@ -181,6 +181,7 @@ int kp_call_run(const kp_call *k)
 
     if (!c && (rc = kp_comm_get(k->comm, &c)))
         return rc;
+    c->calls++;
     kp_plan *pl;
     /* all-gather schedules do not depend on MPI_IN_PLACE: one plan for both */
     if ((rc = kp_select_plan(c, k->coll, bytes, root, k->coll == KP_COLL_ALLGATHER ? 0 : inplace, &pl)))
@@ -192,5 +193,5 @@ int kp_call_run(const kp_call *k)
     char *rimg = has_recv ? (char *)k->rbuf + rt.true_lb : NULL;
     const char *simg = inplace ? rimg + (k->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)me * bytes)
                                : (const char *)k->sbuf + st.true_lb;
-    return kp_exec_p2p(pl, c->comm, simg, rimg);
+    return kp_exec_p2p(pl, simg, rimg);
 }

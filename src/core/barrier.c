@@ -13,9 +13,10 @@ int kp_barrier(MPI_Comm comm)
         return rc;
     if (!c && (rc = kp_comm_get(comm, &c)))
         return rc;
+    c->calls++;
     kp_plan *pl;
     if ((rc = kp_select_plan(c, KP_COLL_BARRIER, 0, 0, 0, &pl)))
         return rc;
     kp_set_last_algorithm(KP_COLL_BARRIER, pl);
-    return kp_exec_p2p(pl, c->comm, NULL, NULL);
+    return kp_exec_p2p(pl, NULL, NULL);
 }

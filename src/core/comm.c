@@ -1,8 +1,54 @@
 /*
- * Per-communicator state: kport's private duplicate of the user's
- * communicator and its plan cache, kept as an attribute of the user's
- * communicator and freed when the user frees it (or at MPI_Finalize, through
- * an attribute on MPI_COMM_SELF, whose attributes MPI deletes first).
+ * Per-communicator state, kept as an attribute of the user's communicator
+ * and freed when the user frees it (or at MPI_Finalize, through an attribute
+ * on MPI_COMM_SELF, whose attributes MPI deletes first).
+ *
+ * Set-up is paid in tiers, each when a call first needs it:
+ *   - the node layout, at the first call (topo.c: derived from the world's
+ *     node keys by translating ranks, without communication, once a
+ *     communicator spanning MPI_COMM_WORLD has learnt them);
+ *   - kport's private duplicate of the communicator, which keeps kport's
+ *     point-to-point traffic from ever matching the application's, when the
+ *     first plan of an algorithm that sends MPI messages is built;
+ *   - the node tier (node communicator, shared segment, cross-memory attach
+ *     probe), when the first plan of a shared-memory algorithm is built.
+ * Which algorithms need what follows from their names: "shm_*" algorithms
+ * work inside one node through shared memory and send no MPI message;
+ * "smp*" algorithms use shared memory inside nodes and messages between
+ * them; all others only send messages. kp_exec_p2p reports a plan that
+ * needs more than its class promised, so a new algorithm breaking the
+ * convention fails its tests instead of hanging.
+ *
+ * Reuse. When the user frees a communicator, its resources (layout, private
+ * duplicate, node communicator, segment with its call counters) go to a
+ * pool keyed by the group, and the next communicator with the same ranks in
+ * the same order (MPI_Group_compare: MPI_IDENT) takes them without any
+ * communication: a loop of MPI_Comm_dup / one call / MPI_Comm_free pays the
+ * set-up once. Taking and returning are decided identically on every rank
+ * without communication because each is part of a collective over exactly
+ * the group's ranks (the first kport call on a communicator, MPI_Comm_free),
+ * and a correct MPI program issues collectives on communicators that share
+ * ranks in the same order on all of them (else it could deadlock when
+ * collectives synchronise). Reusing the private duplicate is as safe as two
+ * consecutive calls on one communicator: every message of a call is
+ * received within that call, and MPI's non-overtaking order keeps a late
+ * rank's last messages ahead of an early rank's next ones. A segment carries
+ * its flag counters with it, so no old flag value can satisfy a new wait.
+ *
+ * Plans travel with the resources (they depend only on the group, the
+ * layout and the settings). The pool holds at most one entry per group and
+ * KP_POOL_ORDERS per set of processes: pooling a communicator's resources
+ * first releases (collectively: every rank of those groups is in this
+ * MPI_Comm_free) the pooled entries of the same group, the oldest beyond
+ * that number of the same set, and those of proper subsets of the freed
+ * communicator's group, so a loop over the same communicators stays at one
+ * set of resources each. Everything is released at MPI_Finalize or by
+ * kp_release_caches(). The pool and the derived layouts are off under
+ * MPI_THREAD_MULTIPLE (communicators created by concurrent threads could
+ * be paired differently on different ranks) and with KPORT_COMM_POOL=0.
+ *
+ * KPORT_SETUP_STATS=1 prints, at MPI_Finalize on rank 0 of MPI_COMM_WORLD,
+ * how often each part of the set-up ran and what it cost.
  */
 #include "core/core.h"
 
@@ -12,11 +58,200 @@
 
 static int keyval = MPI_KEYVAL_INVALID;
 static int hooked; /* finalize hook registered on MPI_COMM_SELF */
+static int finalizing; /* release for good, pool nothing */
 static kp_comm *live; /* every live state, to release at finalize */
 /* one-entry cache in front of MPI_Comm_get_attr: most programs call
  * collectives on one communicator; cleared when that state is freed */
 static MPI_Comm hot_comm = MPI_COMM_NULL;
 static kp_comm *hot_state;
+
+/* ---- set-up accounting ----------------------------------------------------- */
+
+static struct {
+    long count[KP_SETUP_NPARTS];
+    double secs[KP_SETUP_NPARTS];
+} acct;
+
+void kp_setup_account(int part, double seconds)
+{
+    acct.count[part]++;
+    acct.secs[part] += seconds;
+}
+
+static void print_stats(void)
+{
+    static const char *names[KP_SETUP_NPARTS] = {
+        "communicator states", "  from the pool", "  layout derived", "  layout communicated",
+        "private duplicates",  "node communicators", "segments allocated", "cma probes",
+        "pooled at free",      "releases"};
+    const char *e = getenv("KPORT_SETUP_STATS");
+    int wrank = 0;
+    if (!e || !*e || strcmp(e, "0") == 0)
+        return;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    if (wrank != 0)
+        return;
+    fprintf(stderr, "kport: set-up on rank 0 (count, total us, us each):\n");
+    for (int i = 0; i < KP_SETUP_NPARTS; i++)
+        fprintf(stderr, "kport:   %-22s %8ld %10.1f %8.2f\n", names[i], acct.count[i], acct.secs[i] * 1e6,
+                acct.count[i] ? acct.secs[i] * 1e6 / (double)acct.count[i] : 0.0);
+    fprintf(stderr, "kport:   segments live at exit %d\n", kp_setup_live_segments());
+    fflush(stderr);
+}
+
+/* ---- the pool ------------------------------------------------------------------ */
+
+typedef struct pooled {
+    struct pooled *next; /* most recently pooled first */
+    kp_comm res;         /* the resource fields of a freed state (group, layout, comm, node, shm, ...) */
+} pooled;
+
+static pooled *pool;
+
+/* reuse allowed: 1 yes, 0 no (decided once, from the thread level and KPORT_COMM_POOL) */
+static int reuse_allowed(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        int level = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&level);
+        const char *e = getenv("KPORT_COMM_POOL");
+        v = level != MPI_THREAD_MULTIPLE && !(e && strcmp(e, "0") == 0);
+    }
+    return v;
+}
+
+/* move the resource fields from src to dst (src keeps none) */
+static void move_resources(kp_comm *dst, kp_comm *src)
+{
+    dst->group = src->group;
+    dst->layout = src->layout;
+    dst->local = src->local;
+    dst->node_size = src->node_size;
+    dst->oversub = src->oversub;
+    dst->node_ready = src->node_ready;
+    dst->comm = src->comm;
+    dst->node = src->node;
+    dst->shm = src->shm;
+    /* plans depend on nothing but the group, the layout and the settings */
+    dst->plans = src->plans;
+    dst->nplans = src->nplans;
+    for (kp_plan *pl = dst->plans; pl; pl = pl->next)
+        pl->owner = dst;
+    memset(dst->last, 0, sizeof(dst->last));
+    src->plans = NULL;
+    src->nplans = 0;
+    memset(src->last, 0, sizeof(src->last));
+    src->group = MPI_GROUP_NULL;
+    memset(&src->layout, 0, sizeof(src->layout));
+    src->comm = src->node = MPI_COMM_NULL;
+    memset(&src->shm, 0, sizeof(src->shm));
+    src->shm.win = MPI_WIN_NULL;
+    src->node_ready = 0;
+}
+
+static void release_resources(kp_comm *r)
+{
+    while (r->plans) {
+        kp_plan *n = r->plans->next;
+        kp_plan_free(r->plans);
+        r->plans = n;
+    }
+    r->nplans = 0;
+    kp_topo_release(r);
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin && r->group != MPI_GROUP_NULL)
+        MPI_Group_free(&r->group);
+    r->group = MPI_GROUP_NULL;
+}
+
+/* take the pooled resources of c's group, if any: 1 taken, 0 none */
+static int pool_take(kp_comm *c)
+{
+    for (pooled **pp = &pool; *pp; pp = &(*pp)->next) {
+        int same = MPI_UNEQUAL;
+        MPI_Group_compare((*pp)->res.group, c->group, &same);
+        if (same != MPI_IDENT)
+            continue;
+        pooled *e = *pp;
+        *pp = e->next;
+        MPI_Group mine = c->group;
+        move_resources(c, &e->res);
+        MPI_Group_free(&c->group); /* the same ranks: keep the caller's handle */
+        c->group = mine;
+        free(e);
+        return 1;
+    }
+    return 0;
+}
+
+/* how h relates to g as sets of processes: 0 unrelated, 1 a proper subset,
+ * 2 the same set (in any order) */
+static int set_relation(MPI_Group h, MPI_Group g)
+{
+    MPI_Group d;
+    int n = 1, hs = 0, gs = 0;
+    if (MPI_Group_difference(h, g, &d) != MPI_SUCCESS)
+        return 0;
+    MPI_Group_size(d, &n);
+    MPI_Group_free(&d);
+    if (n != 0)
+        return 0;
+    MPI_Group_size(h, &hs);
+    MPI_Group_size(g, &gs);
+    return hs == gs ? 2 : 1;
+}
+
+/* the user freed c's communicator: keep its resources for the next one.
+ * Kept per set of processes: the KP_POOL_ORDERS most recently pooled rank
+ * orders (a program that rotates or reverses its ranks keeps them all);
+ * entries of proper subsets are released. */
+#define KP_POOL_ORDERS 4
+static void pool_put(kp_comm *c)
+{
+    const double t0 = MPI_Wtime();
+    int same_set = 0;
+    for (pooled **pp = &pool; *pp;) {
+        pooled *e = *pp;
+        const int rel = set_relation(e->res.group, c->group);
+        int same = MPI_UNEQUAL;
+        if (rel == 2)
+            MPI_Group_compare(e->res.group, c->group, &same);
+        if (rel == 1 || same == MPI_IDENT || (rel == 2 && ++same_set >= KP_POOL_ORDERS)) {
+            *pp = e->next;
+            release_resources(&e->res);
+            free(e);
+        } else {
+            pp = &e->next;
+        }
+    }
+    pooled *e = calloc(1, sizeof(*e));
+    if (!e) { /* nothing kept: release now */
+        release_resources(c);
+        return;
+    }
+    move_resources(&e->res, c);
+    e->next = pool;
+    pool = e;
+    kp_setup_account(KP_SETUP_POOL_PUT, MPI_Wtime() - t0);
+}
+
+static void pool_drain(void)
+{
+    /* oldest first, the order the entries were pooled in on every rank */
+    while (pool) {
+        pooled **pp = &pool;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        pooled *e = *pp;
+        *pp = NULL;
+        release_resources(&e->res);
+        free(e);
+    }
+}
+
+/* ---- states ----------------------------------------------------------------- */
 
 static void state_free(kp_comm *c)
 {
@@ -24,17 +259,13 @@ static void state_free(kp_comm *c)
         hot_state = NULL;
         hot_comm = MPI_COMM_NULL;
     }
-    while (c->plans) {
-        kp_plan *n = c->plans->next;
-        kp_plan_free(c->plans);
-        c->plans = n;
-    }
     free(c->stage);
-    kp_topo_free(c);
     int fin = 0;
     MPI_Finalized(&fin);
-    if (!fin && c->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&c->comm);
+    if (!finalizing && !fin && reuse_allowed())
+        pool_put(c);
+    else
+        release_resources(c);
     if (c->gprev)
         c->gprev->gnext = c->gnext;
     else if (live == c)
@@ -51,11 +282,13 @@ static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
-/* copying a communicator does not copy kport's state */
+/* copying a communicator does not copy kport's state (the copy's resources
+ * come from the pool or its own first call) */
 static int finalize_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 {
     (void)comm; (void)kv; (void)attr; (void)extra;
     kp_release_caches();
+    print_stats();
     if (keyval != MPI_KEYVAL_INVALID)
         MPI_Comm_free_keyval(&keyval);
     hooked = 0;
@@ -64,12 +297,16 @@ static int finalize_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 
 void kp_release_caches(void)
 {
+    finalizing = 1;
     while (live) {
         kp_comm *c = live;
         /* deleting the attribute runs delete_fn, which frees c */
         if (MPI_Comm_delete_attr(c->user, keyval) != MPI_SUCCESS)
             state_free(c);
     }
+    pool_drain();
+    kp_topo_forget_world();
+    finalizing = 0;
 }
 
 static int init_keyvals(void)
@@ -114,22 +351,23 @@ int kp_comm_get(MPI_Comm comm, kp_comm **out)
     int rc = init_keyvals();
     if (rc)
         return rc;
+    const double t0 = MPI_Wtime();
     kp_comm *c = calloc(1, sizeof(*c));
     if (!c)
         return kp_error(KP_ERR_NOMEM, "out of memory for communicator state");
     c->user = comm;
+    c->comm = c->node = MPI_COMM_NULL;
+    c->shm.win = MPI_WIN_NULL;
     MPI_Comm_rank(comm, &c->rank);
     MPI_Comm_size(comm, &c->size);
-    if (MPI_Comm_dup(comm, &c->comm) != MPI_SUCCESS) {
-        free(c);
-        return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
-    }
-    MPI_Comm_set_name(c->comm, "kport private");
-    if ((rc = kp_topo_init(c))) {
+    MPI_Comm_group(comm, &c->group);
+    const int reuse = reuse_allowed();
+    if (reuse && pool_take(c)) {
+        kp_setup_account(KP_SETUP_POOL_HIT, 0);
+    } else if ((rc = kp_topo_layout(c, reuse))) {
         char msg[512];
         snprintf(msg, sizeof(msg), "%s", kp_last_error());
-        kp_topo_free(c);
-        MPI_Comm_free(&c->comm);
+        release_resources(c);
         free(c);
         return kp_error(rc, "%s", msg);
     }
@@ -141,8 +379,70 @@ int kp_comm_get(MPI_Comm comm, kp_comm **out)
         state_free(c);
         return kp_error(KP_ERR_MPI, "MPI_Comm_set_attr failed");
     }
+    kp_setup_account(KP_SETUP_STATE, MPI_Wtime() - t0);
     *out = hot_state = c;
     hot_comm = comm;
+    return KP_SUCCESS;
+}
+
+/* ---- tiers -------------------------------------------------------------------- */
+
+static int is_shm_algo(const kp_algo *a)
+{
+    return strncmp(a->name, "shm_", 4) == 0;
+}
+
+static int is_node_algo(const kp_algo *a)
+{
+    return is_shm_algo(a) || strncmp(a->name, "smp", 3) == 0;
+}
+
+static long cold_calls;
+
+void kp_set_cold_calls(long n)
+{
+    cold_calls = n > 0 ? n : 0;
+}
+
+/* the cold policy says: serve this call with MPI, set nothing up yet */
+static int cold(const kp_comm *c)
+{
+    return cold_calls > 0 && c->calls <= cold_calls && c->user != MPI_COMM_WORLD;
+}
+
+int kp_comm_ready(kp_comm *c, const kp_algo *a)
+{
+    int rc;
+    const int need_node = is_node_algo(a) && !c->node_ready;
+    const int need_dup = !is_shm_algo(a) && c->size > 1 && c->comm == MPI_COMM_NULL;
+    if ((need_node || need_dup) && cold(c))
+        return KP_COLD;
+    if (need_node && !c->node_ready && (rc = kp_topo_node(c)))
+        return rc;
+    if (need_dup) {
+        const double t0 = MPI_Wtime();
+        if (MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
+            c->comm = MPI_COMM_NULL;
+            return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
+        }
+        MPI_Comm_set_name(c->comm, "kport private");
+        kp_setup_account(KP_SETUP_DUP, MPI_Wtime() - t0);
+    }
+    return KP_SUCCESS;
+}
+
+int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, kp_choice *ch)
+{
+    kp_select_auto(coll, &c->layout, c->size, bytes, ch);
+    if (c->node_ready || !is_node_algo(ch->algo))
+        return KP_SUCCESS;
+    /* the rules asked whether cross-memory attach works: probe, choose again */
+    if (cold(c))
+        return KP_COLD;
+    int rc = kp_topo_node(c);
+    if (rc)
+        return rc;
+    kp_select_auto(coll, &c->layout, c->size, bytes, ch);
     return KP_SUCCESS;
 }
 

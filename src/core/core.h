@@ -65,12 +65,27 @@ typedef struct kp_shm {
     char *lines;             /* 2 halves of node size * KP_LINE bytes: flag + small data per rank */
     char *data;              /* 2 * half bytes */
     int64_t half;
+    /* the segment's call counters travel with it (a pooled segment keeps
+     * counting where its previous communicator stopped, so old flag values
+     * can never satisfy a new wait) */
+    uint64_t seq;            /* calls that used its flags (flag values) */
+    uint64_t parity;         /* calls that put data in it (selects the half) */
 } kp_shm;
 
 /* ---- per-communicator state (comm.c) ---- */
+/*
+ * A communicator's state is set up in tiers, each when a call first needs
+ * it (see comm.c): the node layout always (derived without communication
+ * where possible); kport's private duplicate only for plans that send MPI
+ * messages; the node tier (node communicator, shared segment, cross-memory
+ * attach probe) only for shared-memory plans. When the user frees the
+ * communicator, these resources go to a pool keyed by the group and serve
+ * the next communicator of the same ranks in the same order.
+ */
 typedef struct kp_comm {
     MPI_Comm user;   /* the user's communicator (attribute holder) */
-    MPI_Comm comm;   /* kport's private duplicate */
+    MPI_Group group; /* its group: the pool's key */
+    MPI_Comm comm;   /* kport's private duplicate (MPI_COMM_NULL until a plan sends messages) */
     int rank, size;
     kp_plan *plans;  /* most recently used first */
     int nplans;
@@ -78,27 +93,58 @@ typedef struct kp_comm {
     int64_t stage_bytes;
     struct kp_comm *gnext, *gprev; /* all live states */
     /* topology (topo/topo.c) */
-    kp_layout layout;   /* node of every rank (real or emulated nodes) */
-    MPI_Comm node;      /* ranks of my node, ordered by rank */
-    MPI_Comm leaders;   /* node leaders (MPI_COMM_NULL on other ranks) */
+    kp_layout layout;   /* node of every rank (real or emulated nodes); cma valid once node_ready */
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
+    int node_ready;     /* node tier up: node communicator, segment, layout.cma */
+    long calls;         /* kport calls made on it (the drop-in's cold policy) */
+    MPI_Comm node;      /* ranks of my node, ordered by rank (MPI_COMM_NULL until needed) */
     kp_shm shm;
-    uint64_t seq;       /* calls that used shared-memory flags on this communicator */
-    uint64_t parity;    /* calls that put data in the segment (selects the half) */
     /* the plan the previous call of each collective ran, for the fast path */
     kp_plan *last[KP_COLL_COUNT];
     unsigned last_gen[KP_COLL_COUNT];
 } kp_comm;
 
 /* Look up (or create on first use) kport's state for comm. Collective on
- * first use of a communicator (it duplicates it). */
+ * first use of a communicator (it may need the node layout). */
 int kp_comm_get(MPI_Comm comm, kp_comm **out);
 /* The state of the communicator the previous call used, if comm is it
  * (no MPI call, no creation); else NULL. */
 kp_comm *kp_comm_peek(MPI_Comm comm);
 /* Grow the staging buffer to at least n bytes. */
 int kp_comm_stage(kp_comm *c, int64_t n, void **out);
+/* Bring up what plans of algorithm a need on c: the node tier for shared-
+ * memory algorithms, the private duplicate for algorithms that send MPI
+ * messages. Collective: every rank of c calls it for the same a. */
+int kp_comm_ready(kp_comm *c, const kp_algo *a);
+
+/* The drop-in library's policy for cold communicators (src/pmpi/pmpi.c):
+ * while a communicator other than MPI_COMM_WORLD has made at most n kport
+ * calls, a call whose plan would first have to set up resources (the node
+ * tier, the private duplicate) returns KP_COLD, and the drop-in serves it
+ * with PMPI_. Decided identically on every rank (call counts, resource
+ * state and the algorithm are). n = 0, the library's default, never does:
+ * users of the C API always get kport. */
+#define KP_COLD 100
+void kp_set_cold_calls(long n);
+
+/* Set-up accounting (KPORT_SETUP_STATS=1 prints it at MPI_Finalize). */
+enum kp_setup_part {
+    KP_SETUP_STATE,        /* a communicator's state created (any way) */
+    KP_SETUP_POOL_HIT,     /* ... from a pooled entry of the same group */
+    KP_SETUP_LAYOUT_DERIVED, /* node layout from the world's, no communication */
+    KP_SETUP_LAYOUT_COMM,  /* node layout by communication (split_type + allgather) */
+    KP_SETUP_DUP,          /* private duplicate created */
+    KP_SETUP_NODE_COMM,    /* node communicator created */
+    KP_SETUP_SEGMENT,      /* shared segment allocated (or grown) */
+    KP_SETUP_CMA_PROBE,    /* cross-memory attach probe + agreement */
+    KP_SETUP_POOL_PUT,     /* a freed communicator's resources pooled */
+    KP_SETUP_RELEASE,      /* resources released (collective frees) */
+    KP_SETUP_NPARTS
+};
+void kp_setup_account(int part, double seconds);
+/* segments allocated and not yet freed, this process (tests) */
+int kp_setup_live_segments(void);
 
 #define KP_PLAN_CACHE_MAX 16
 /* Find or build the plan of (coll, algo, prm, bytes) for this communicator. */
@@ -107,14 +153,24 @@ int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, in
 void kp_plan_free(kp_plan *pl);
 
 /* ---- topology (topo/topo.c) and shared memory (exec/shm.c) ---- */
-/* Node layout from MPI_COMM_TYPE_SHARED and the emulation variables
- * KPORT_NODE_SIZE, KPORT_NODE_MAP (block | cyclic | explicit list of node
- * ids, one per rank of MPI_COMM_WORLD), KPORT_CMA; creates the node and
- * leaders' communicators and the shared segment. Collective. */
-int kp_topo_init(kp_comm *c);
-void kp_topo_free(kp_comm *c);
+/* Node layout (c->layout, local, node_size, oversub) from
+ * MPI_COMM_TYPE_SHARED and the emulation variables KPORT_NODE_SIZE,
+ * KPORT_NODE_MAP (block | cyclic | explicit list of node ids, one per rank
+ * of MPI_COMM_WORLD): derived from the world's layout when it is known and
+ * reuse is allowed (no communication), else by communication on c->user.
+ * Collective. */
+int kp_topo_layout(kp_comm *c, int derive);
+/* The node tier: node communicator, shared segment, cross-memory attach
+ * probe agreed by every rank (sets layout.cma, node_ready). Collective. */
+int kp_topo_node(kp_comm *c);
+/* Release the node tier and the private duplicate (collective frees). */
+void kp_topo_release(kp_comm *c);
+/* Forget the world's node keys (kp_release_caches, MPI_Finalize). */
+void kp_topo_forget_world(void);
 /* Make the segment's halves at least `half` bytes (collective on the node). */
 int kp_shm_reserve(kp_comm *c, int64_t half);
+/* Free the segment (collective on the node). */
+void kp_shm_free(kp_comm *c);
 /* Spin, then back off and yield, until *flag >= target; progresses the
  * requests reqs[0..n) meanwhile. */
 void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n);
@@ -125,9 +181,10 @@ void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Reques
 extern MPI_Status *const kp_statuses_ignore;
 
 /* ---- executor (exec/p2p.c) ---- */
-/* Run a plan: sbuf is the send buffer's first byte (for MPI_IN_PLACE pass
- * rbuf + rank * bytes), rbuf the receive buffer's. */
-int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf);
+/* Run a plan on its communicator (pl->owner): sbuf is the send buffer's
+ * first byte (for MPI_IN_PLACE pass rbuf + rank * bytes), rbuf the receive
+ * buffer's. */
+int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf);
 
 /* ---- selection (select/select.c) ---- */
 typedef struct kp_choice {
@@ -146,6 +203,10 @@ int kp_fallback_policy(void);
 int kp_select_forced(int coll, kp_choice *ch);
 /* Built-in automatic rules. */
 void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choice *ch);
+/* kp_select_auto on c's layout, bringing up the node tier first when the
+ * rules pick a shared-memory algorithm (their choice depends on whether
+ * cross-memory attach works, which the node tier probes). */
+int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, kp_choice *ch);
 /* Resolve the plan to run: forced plan, or auto plan (falling back as the
  * policy says when the forced algorithm refuses). */
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);

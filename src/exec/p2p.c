@@ -59,20 +59,45 @@ static int peer_copy(kp_comm *c, int peer, char *mine, const kp_region *theirs, 
     return KP_SUCCESS;
 }
 
-int kp_exec_p2p(kp_plan *pl, MPI_Comm comm, const void *sbuf, void *rbuf)
+/* The resources a plan needs were brought up, collectively, when it was
+ * built (kp_comm_ready); a plan that needs more than its algorithm's class
+ * promised is a bug, reported rather than left to hang. A one-rank
+ * communicator has nobody to agree with: it brings them up here. */
+static int resources(kp_plan *pl, kp_comm *c)
+{
+    if (pl->maxreq > 0 && c->comm == MPI_COMM_NULL && c->size > 1)
+        return kp_error(KP_ERR_INTERNAL, "%s sends MPI messages, but its communicator has no private duplicate",
+                        pl->name);
+    if ((pl->uses_flags || pl->uses_segment) && !c->node_ready && c->size > 1)
+        return kp_error(KP_ERR_INTERNAL, "%s uses shared memory, but its node tier is not set up", pl->name);
+    int rc = KP_SUCCESS;
+    if (pl->maxreq > 0 && c->comm == MPI_COMM_NULL && MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
+        c->comm = MPI_COMM_NULL;
+        rc = kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
+    }
+    if (!rc && (pl->uses_flags || pl->uses_segment))
+        rc = kp_topo_node(c);
+    return rc;
+}
+
+int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
 {
     const kp_sched *s = &pl->sched;
     kp_comm *c = pl->owner;
+    int rc = KP_SUCCESS;
+    if (((pl->maxreq > 0 && c->comm == MPI_COMM_NULL) || ((pl->uses_flags || pl->uses_segment) && !c->node_ready)) &&
+        (rc = resources(pl, c)))
+        return rc;
+    const MPI_Comm comm = c->comm;
     /* calls with flags are counted (flag values never repeat); calls that
      * put data in the segment alternate its halves */
-    const uint64_t seq = pl->uses_flags ? ++c->seq : c->seq;
+    const uint64_t seq = pl->uses_flags ? ++c->shm.seq : c->shm.seq;
     char *base[KP_BUF_COUNT] = {(char *)sbuf, (char *)rbuf, (char *)pl->scratch, NULL, NULL};
     kp_shm_slot *me = NULL;
-    int rc = KP_SUCCESS;
     if (pl->uses_flags || pl->uses_segment) {
         if ((rc = kp_shm_reserve(c, s->shm_bytes)))
             return rc;
-        const uint64_t half = pl->uses_segment ? ++c->parity & 1 : c->parity & 1;
+        const uint64_t half = pl->uses_segment ? ++c->shm.parity & 1 : c->shm.parity & 1;
         base[KP_BUF_SHM] = c->shm.data + half * c->shm.half;
         base[KP_BUF_LINE] = c->shm.lines + half * (int64_t)c->node_size * KP_LINE;
         me = &c->shm.slots[c->local];

@@ -47,7 +47,14 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     pl->root = root;
     pl->inplace = inplace;
     kp_algo_format(a, prm, pl->name, sizeof(pl->name));
-    int rc = kp_algo_build_on(a, prm, &c->layout, c->rank, c->size, bytes, root, inplace, &pl->sched);
+    /* what the algorithm needs on this communicator (collective: every rank
+     * builds the same algorithm's plan in the same call) */
+    int rc = kp_comm_ready(c, a);
+    if (rc) {
+        kp_plan_free(pl);
+        return rc;
+    }
+    rc = kp_algo_build_on(a, prm, &c->layout, c->rank, c->size, bytes, root, inplace, &pl->sched);
     if (rc == KP_ERR_NOMEM || rc == KP_ERR_INTERNAL) {
         rc = kp_error(rc, "%s: %s", pl->name, pl->sched.errmsg);
         kp_plan_free(pl);

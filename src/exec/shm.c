@@ -1,7 +1,9 @@
 /*
  * The node's shared segment: one MPI_Win_allocate_shared window per
- * communicator and node, created with the communicator's state and grown
- * (collectively on the node) when a plan needs larger halves.
+ * communicator and node, created when the communicator's first shared-memory
+ * plan needs it, grown (collectively on the node) when a plan needs larger
+ * halves, and pooled with the communicator's other resources when the user
+ * frees it (comm.c).
  *
  *   [ slot 0 | ... | slot n-1 | lines, half 0 | lines, half 1 | data half 0 | data half 1 ]
  *
@@ -19,17 +21,35 @@
 #include <string.h>
 #include <unistd.h>
 
+static int live_segments; /* allocated and not yet freed, this process */
+
+int kp_setup_live_segments(void)
+{
+    return live_segments;
+}
+
+void kp_shm_free(kp_comm *c)
+{
+    if (c->shm.win == MPI_WIN_NULL)
+        return;
+    MPI_Win_free(&c->shm.win);
+    c->shm.win = MPI_WIN_NULL;
+    c->shm.half = 0;
+    live_segments--;
+}
+
 int kp_shm_reserve(kp_comm *c, int64_t half)
 {
     if (c->shm.win != MPI_WIN_NULL && half <= c->shm.half)
         return KP_SUCCESS;
+    const double t0 = MPI_Wtime();
     int64_t nh = c->shm.half ? c->shm.half : 4096;
     while (nh < half)
         nh *= 2;
     if (c->shm.win != MPI_WIN_NULL) {
         /* every rank of the node is here, done with the previous call */
         PMPI_Barrier(c->node);
-        MPI_Win_free(&c->shm.win);
+        kp_shm_free(c);
     }
     const MPI_Aint slots = (MPI_Aint)c->node_size * (MPI_Aint)sizeof(kp_shm_slot);
     const MPI_Aint lines = 2 * (MPI_Aint)c->node_size * KP_LINE;
@@ -47,6 +67,7 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     }
     MPI_Aint sz;
     int du;
+    live_segments++;
     MPI_Win_shared_query(c->shm.win, 0, &sz, &du, &c->shm.base);
     if (c->local == 0) /* line flags start at 0 */
         memset(c->shm.base + slots, 0, (size_t)lines);
@@ -59,6 +80,7 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     atomic_store_explicit(&me->flag, 0, memory_order_release);
     me->pid = (uint64_t)getpid();
     PMPI_Barrier(c->node); /* slots initialised before anyone reads them */
+    kp_setup_account(KP_SETUP_SEGMENT, MPI_Wtime() - t0);
     return KP_SUCCESS;
 }
 

@@ -26,6 +26,14 @@
  *                                        -> PMPI_ with the same arguments, so
  *     MPI's own error handling reports a user error as MPI would. kport
  *     detects all of these before it communicates.
+ *   - a cold communicator: one other than MPI_COMM_WORLD that has made at
+ *     most KPORT_COLD_CALLS calls (default 16; 0 turns the policy off)
+ *     while the call would be the first to need kport's set-up on it (the
+ *     node's shared segment, the private duplicate: tens to hundreds of
+ *     microseconds, docs/PERFORMANCE.md) -> PMPI_. Communicators used for
+ *     a handful of calls never pay the set-up; a communicator whose
+ *     resources kport kept from a freed one of the same ranks (comm.c) is
+ *     never cold. Decided identically on every rank.
  *   - kport fails after communication started (KP_ERR_MPI, KP_ERR_NOMEM,
  *     KP_ERR_INTERNAL): MPI gives no way to recover, so the wrapper prints
  *     the reason and calls MPI_Abort.
@@ -36,6 +44,7 @@
  *   kport-pmpi: MPI_Allgather served by kport (bruck:k=2)
  *   kport-pmpi: MPI_Alltoall -> PMPI_Alltoall (disabled by KPORT_DISABLE)
  */
+#include "core/core.h" /* kp_set_cold_calls, KP_COLD */
 #include "kport.h"
 
 #include <mpi.h>
@@ -55,10 +64,28 @@ static int disabled[KP_COLL_COUNT];
 static int verbose;
 static char bad_disable[128]; /* unknown KPORT_DISABLE entries, warned about once */
 
+#define COLD_CALLS_DEFAULT 16
+
 static void settings_init(void)
 {
     const char *v = getenv("KPORT_VERBOSE");
     verbose = v && *v && strcmp(v, "0") != 0;
+    long cold = COLD_CALLS_DEFAULT;
+    v = getenv("KPORT_COLD_CALLS");
+    if (v && *v) {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (*end || x < 0 || x > 1000000000L) {
+            int rank = 0;
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            if (rank == 0)
+                fprintf(stderr, "kport-pmpi: warning: KPORT_COLD_CALLS=\"%s\": expected an integer in 0..1000000000; "
+                                "using %d\n", v, COLD_CALLS_DEFAULT);
+        } else {
+            cold = x;
+        }
+    }
+    kp_set_cold_calls(cold);
     v = getenv("KPORT_DISABLE");
     if (!v)
         return;
@@ -193,6 +220,10 @@ static void announce_route(int coll, MPI_Comm comm, enum route r)
 static int refused(int coll, MPI_Comm comm, int rc)
 {
     switch (rc) {
+    case KP_COLD:
+        if (verbose)
+            announce_pmpi(coll, comm, "-cold", "cold communicator: its first calls go to MPI (KPORT_COLD_CALLS)");
+        return 1;
     case KP_ERR_ARG:
     case KP_ERR_COUNT:
     case KP_ERR_DATATYPE:

@@ -362,7 +362,8 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         pl->announced = 1;
         fell = "fallback from a forced algorithm that cannot apply";
     }
-    kp_select_auto(coll, &c->layout, c->size, bytes, &ch);
+    if ((rc = kp_comm_select_auto(c, coll, bytes, &ch)))
+        return rc;
     rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;

@@ -12,10 +12,26 @@
  *                                node = world rank mod ceil(W/n)
  *   KPORT_NODE_MAP=0,0,1,2,2,... explicit node id of every world rank
  *   KPORT_CMA=0                  pretend cross-memory attach is unavailable
- * The result is a kp_layout (node of every rank, local index, leaders), the
- * node communicator (ordered by rank), the leaders' communicator, and the
- * node's shared segment. Whether single-copy peer reads work is tested
- * once, here, and agreed on by all ranks (builders must see the same).
+ * The result is a kp_layout (node of every rank, local index, leaders).
+ *
+ * What it costs, and when it is paid (docs/PERFORMANCE.md, "Communicator
+ * set-up"): the first communicator that spans MPI_COMM_WORLD learns the
+ * layout by communication (MPI_Comm_split_type and one allgather of every
+ * rank's real node, emulated node and core count) and keeps those keys per
+ * world rank. Every later communicator derives its layout from them by
+ * translating its ranks to world ranks (MPI_Group_translate_ranks), with no
+ * communication. Whether "the world's keys are known" is the same on every
+ * rank of a communicator: they are learnt inside a kport collective on a
+ * world-spanning communicator, and a correct MPI program orders collectives
+ * on communicators that share ranks the same way on all of them (else it
+ * could deadlock when collectives synchronise). Communicators with ranks
+ * outside MPI_COMM_WORLD (dynamic processes) always communicate. Under
+ * MPI_THREAD_MULTIPLE, or with KPORT_COMM_POOL=0, nothing is derived.
+ *
+ * The node tier (kp_topo_node: the node communicator, the shared segment,
+ * and the probe of whether single-copy peer reads work, agreed on by all
+ * ranks because builders must see the same) is brought up only for
+ * shared-memory algorithms.
  */
 #define _GNU_SOURCE
 #include "core/core.h"
@@ -89,89 +105,296 @@ static int cma_probe(kp_comm *c)
     return n == (ssize_t)sizeof(got) && got == magic;
 }
 
-int kp_topo_init(kp_comm *c)
+/* per world rank: real node key, emulated node id, online cores */
+static struct {
+    int known;
+    int size;
+    int *real;
+    long *emu;
+    int *cores;
+} world;
+static MPI_Group world_group = MPI_GROUP_NULL;
+
+static double now(void)
 {
-    int rc, wrank, wsize;
-    MPI_Comm real = MPI_COMM_NULL;
-    long emu;
-    long long *pairs = NULL;
-    int *ids = NULL;
-    c->node = c->leaders = MPI_COMM_NULL;
-    c->shm.win = MPI_WIN_NULL;
+    return MPI_Wtime();
+}
 
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    /* every rank parses the same environment; agree on errors so none hangs */
-    int bad = env_node_id(wrank, wsize, &emu), anybad;
-    char msg[512];
-    snprintf(msg, sizeof(msg), "%s", kp_last_error());
-    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, c->comm);
-    if (anybad)
-        return kp_error(KP_ERR_PARAM, "%s", bad ? msg : "node emulation variables rejected on another rank");
-
-    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &real) != MPI_SUCCESS)
-        return kp_error(KP_ERR_MPI, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
-    int realid, realsize;
-    MPI_Comm_size(real, &realsize);
-    PMPI_Allreduce(&c->rank, &realid, 1, MPI_INT, MPI_MIN, real);
-    long procs = sysconf(_SC_NPROCESSORS_ONLN);
-    c->oversub = procs > 0 && realsize > procs;
-    MPI_Comm_free(&real);
-
-    pairs = malloc(2 * (size_t)c->size * sizeof(long long));
-    ids = malloc((size_t)c->size * sizeof(int));
-    if (!pairs || !ids) {
-        rc = kp_error(KP_ERR_NOMEM, "out of memory for the node layout");
-        goto out;
+/* ranks of c in MPI_COMM_WORLD (MPI_UNDEFINED for ranks outside it) */
+static int *world_ranks(kp_comm *c)
+{
+    int *in = malloc((size_t)c->size * sizeof(int)), *out = malloc((size_t)c->size * sizeof(int));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return NULL;
     }
-    long long mine[2] = {realid, emu};
-    PMPI_Allgather(mine, 2, MPI_LONG_LONG, pairs, 2, MPI_LONG_LONG, c->comm);
-    /* the node id of a rank: the lowest rank with the same (real, emulated) pair */
-    for (int r = 0; r < c->size; r++) {
-        ids[r] = r;
-        for (int q = 0; q < r; q++)
-            if (pairs[2 * q] == pairs[2 * r] && pairs[2 * q + 1] == pairs[2 * r + 1]) {
-                ids[r] = ids[q];
-                break;
+    if (world_group == MPI_GROUP_NULL)
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    for (int r = 0; r < c->size; r++)
+        in[r] = r;
+    MPI_Group_translate_ranks(c->group, c->size, in, world_group, out);
+    free(in);
+    return out;
+}
+
+typedef struct {
+    long long real, emu;
+    int rank;
+} key_t_;
+
+static int key_cmp(const void *x, const void *y)
+{
+    const key_t_ *a = x, *b = y;
+    if (a->real != b->real)
+        return a->real < b->real ? -1 : 1;
+    if (a->emu != b->emu)
+        return a->emu < b->emu ? -1 : 1;
+    return a->rank - b->rank;
+}
+
+/* c->layout, local, node_size, oversub from every rank's keys: ranks with
+ * the same (real, emulated) pair share a node; a node is oversubscribed when
+ * the communicator has more ranks on its real node than it has cores */
+static int layout_from_keys(kp_comm *c, const long long *real, const long long *emu, const long long *cores)
+{
+    const int P = c->size;
+    key_t_ *k = malloc((size_t)P * sizeof(*k));
+    int *ids = malloc((size_t)P * sizeof(int));
+    if (!k || !ids) {
+        free(k);
+        free(ids);
+        return kp_error(KP_ERR_NOMEM, "out of memory for the node layout");
+    }
+    for (int r = 0; r < P; r++)
+        k[r] = (key_t_){real[r], emu[r], r};
+    qsort(k, (size_t)P, sizeof(*k), key_cmp);
+    /* a node's id: its lowest rank; count ranks per real node on the way */
+    int over = 0;
+    for (int i = 0, realstart = 0, nodefirst = 0; i < P; i++) {
+        if (i > 0 && k[i].real != k[i - 1].real)
+            realstart = i;
+        if (i == 0 || k[i].real != k[i - 1].real || k[i].emu != k[i - 1].emu)
+            nodefirst = k[i].rank;
+        ids[k[i].rank] = nodefirst;
+        if (i + 1 == P || k[i + 1].real != k[i].real) { /* end of a real node */
+            const int n = i + 1 - realstart;
+            for (int j = realstart; j <= i; j++) {
+                const int o = cores[k[j].rank] > 0 && n > cores[k[j].rank];
+                over |= o;
+                if (k[j].rank == c->rank)
+                    c->oversub = o;
             }
+        }
     }
-    if (kp_layout_init(&c->layout, c->size, ids, 0)) {
-        rc = kp_error(KP_ERR_NOMEM, "out of memory for the node layout");
-        goto out;
-    }
+    free(k);
+    int rc = kp_layout_init(&c->layout, P, ids, 0);
+    free(ids);
+    if (rc)
+        return kp_error(KP_ERR_NOMEM, "out of memory for the node layout");
+    c->layout.oversub = over;
     c->local = c->layout.local[c->rank];
     c->node_size = kp_layout_node_size(&c->layout, c->layout.node_of[c->rank]);
-    if (MPI_Comm_split(c->comm, c->layout.node_of[c->rank], c->rank, &c->node) != MPI_SUCCESS ||
-        MPI_Comm_split(c->comm, c->local == 0 ? 0 : MPI_UNDEFINED, c->rank, &c->leaders) != MPI_SUCCESS) {
-        rc = kp_error(KP_ERR_MPI, "MPI_Comm_split for the node / leaders' communicator failed");
+    return KP_SUCCESS;
+}
+
+/* the layout from the world's keys; 1 if derived, 0 if c has ranks outside
+ * MPI_COMM_WORLD, or an error code */
+static int layout_derive(kp_comm *c)
+{
+    int *w = world_ranks(c);
+    long long *keys = malloc(3 * (size_t)c->size * sizeof(long long));
+    int rc = 1;
+    if (!w || !keys) {
+        rc = kp_error(KP_ERR_NOMEM, "out of memory for the node layout");
         goto out;
     }
-    if ((rc = kp_shm_reserve(c, 0)))
-        goto out;
-    int cma = cma_probe(c), allcma;
-    PMPI_Allreduce(&cma, &allcma, 1, MPI_INT, MPI_MIN, c->comm);
-    c->layout.cma = allcma;
-    int anyover;
-    PMPI_Allreduce(&c->oversub, &anyover, 1, MPI_INT, MPI_MAX, c->comm);
-    c->layout.oversub = anyover;
-    rc = KP_SUCCESS;
+    for (int r = 0; r < c->size && rc == 1; r++) {
+        if (w[r] == MPI_UNDEFINED || w[r] < 0 || w[r] >= world.size) {
+            rc = 0;
+            break;
+        }
+        keys[r] = world.real[w[r]];
+        keys[c->size + r] = world.emu[w[r]];
+        keys[2 * c->size + r] = world.cores[w[r]];
+    }
+    if (rc == 1) {
+        int e = layout_from_keys(c, keys, keys + c->size, keys + 2 * c->size);
+        if (e)
+            rc = e;
+    }
 out:
-    free(pairs);
-    free(ids);
+    free(w);
+    free(keys);
     return rc;
 }
 
-void kp_topo_free(kp_comm *c)
+/* the layout by communication on the user's communicator (collectives on it
+ * never match its point-to-point traffic): MPI_Comm_split_type for the real
+ * node, one allgather of (error, real node key, emulated id, cores) */
+static int layout_communicate(kp_comm *c)
+{
+    int rc, wrank, wsize;
+    MPI_Comm real = MPI_COMM_NULL;
+    MPI_Group rg = MPI_GROUP_NULL;
+    long long *all = NULL, *keys = NULL;
+    int *w = NULL;
+    long emu = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    /* every rank parses the same environment; the allgather agrees on errors so none hangs */
+    int bad = env_node_id(wrank, wsize, &emu) != KP_SUCCESS;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", kp_last_error());
+
+    if (MPI_Comm_split_type(c->user, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &real) != MPI_SUCCESS)
+        return kp_error(KP_ERR_MPI, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+    /* the real node's key: the world rank of its lowest rank (local: the
+     * split's key orders it by our rank) */
+    int zero = 0, realkey = 0;
+    if (world_group == MPI_GROUP_NULL)
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    MPI_Comm_group(real, &rg);
+    MPI_Group_translate_ranks(rg, 1, &zero, world_group, &realkey);
+    MPI_Group_free(&rg);
+    if (realkey == MPI_UNDEFINED) { /* outside the world: any rank of c's own numbering */
+        MPI_Group cg;
+        MPI_Comm_group(real, &rg);
+        MPI_Comm_group(c->user, &cg);
+        MPI_Group_translate_ranks(rg, 1, &zero, cg, &realkey);
+        realkey += wsize; /* cannot collide with a world rank */
+        MPI_Group_free(&rg);
+        MPI_Group_free(&cg);
+    }
+    long procs = sysconf(_SC_NPROCESSORS_ONLN);
+    long long mine[4] = {bad, realkey, emu, procs};
+    const int P = c->size;
+    all = malloc(4 * (size_t)P * sizeof(long long));
+    keys = calloc(3 * (size_t)P, sizeof(long long));
+    if (!all || !keys) {
+        rc = kp_error(KP_ERR_NOMEM, "out of memory for the node layout");
+        goto out;
+    }
+    PMPI_Allgather(mine, 4, MPI_LONG_LONG, all, 4, MPI_LONG_LONG, c->user);
+    int anybad = 0, sameemu = 1;
+    for (int r = 0; r < P; r++) {
+        anybad |= all[4 * r] != 0;
+        keys[r] = all[4 * r + 1];
+        keys[P + r] = all[4 * r + 2];
+        keys[2 * P + r] = all[4 * r + 3];
+        sameemu &= keys[P + r] == keys[P];
+    }
+    if (anybad) {
+        rc = kp_error(KP_ERR_PARAM, "%s", bad ? msg : "node emulation variables rejected on another rank");
+        goto out;
+    }
+    if ((rc = layout_from_keys(c, keys, keys + P, keys + 2 * P)))
+        goto out;
+    if (sameemu) { /* no emulation: the real node is the node (ordered by rank) */
+        c->node = real;
+        real = MPI_COMM_NULL;
+    }
+    /* a communicator spanning the world teaches the keys of every world rank */
+    if (!world.known && P == wsize && (w = world_ranks(c))) {
+        int ok = 1;
+        for (int r = 0; r < P; r++)
+            ok &= w[r] >= 0 && w[r] < wsize;
+        world.real = malloc((size_t)wsize * sizeof(int));
+        world.emu = malloc((size_t)wsize * sizeof(long));
+        world.cores = malloc((size_t)wsize * sizeof(int));
+        if (ok && world.real && world.emu && world.cores) {
+            for (int r = 0; r < P; r++) {
+                world.real[w[r]] = (int)keys[r];
+                world.emu[w[r]] = (long)keys[P + r];
+                world.cores[w[r]] = (int)keys[2 * P + r];
+            }
+            world.size = wsize;
+            world.known = 1;
+        } else {
+            kp_topo_forget_world();
+        }
+    }
+    rc = KP_SUCCESS;
+out:
+    if (real != MPI_COMM_NULL)
+        MPI_Comm_free(&real);
+    free(all);
+    free(keys);
+    free(w);
+    return rc;
+}
+
+void kp_topo_forget_world(void)
+{
+    free(world.real);
+    free(world.emu);
+    free(world.cores);
+    memset(&world, 0, sizeof(world));
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin && world_group != MPI_GROUP_NULL)
+        MPI_Group_free(&world_group);
+    world_group = MPI_GROUP_NULL;
+}
+
+int kp_topo_layout(kp_comm *c, int derive)
+{
+    double t0 = now();
+    if (derive && world.known) {
+        int rc = layout_derive(c);
+        if (rc == 1) {
+            kp_setup_account(KP_SETUP_LAYOUT_DERIVED, now() - t0);
+            return KP_SUCCESS;
+        }
+        if (rc)
+            return rc;
+    }
+    int rc = layout_communicate(c);
+    if (rc == KP_SUCCESS)
+        kp_setup_account(KP_SETUP_LAYOUT_COMM, now() - t0);
+    return rc;
+}
+
+int kp_topo_node(kp_comm *c)
+{
+    if (c->node_ready)
+        return KP_SUCCESS;
+    double t0 = now();
+    if (c->node == MPI_COMM_NULL) {
+        if (MPI_Comm_split(c->user, c->layout.node_of[c->rank], c->rank, &c->node) != MPI_SUCCESS) {
+            c->node = MPI_COMM_NULL;
+            return kp_error(KP_ERR_MPI, "MPI_Comm_split for the node communicator failed");
+        }
+        kp_setup_account(KP_SETUP_NODE_COMM, now() - t0);
+    }
+    int rc = kp_shm_reserve(c, 0);
+    if (rc)
+        return rc;
+    t0 = now();
+    int cma = cma_probe(c), allcma;
+    PMPI_Allreduce(&cma, &allcma, 1, MPI_INT, MPI_MIN, c->user);
+    c->layout.cma = allcma;
+    c->node_ready = 1;
+    kp_setup_account(KP_SETUP_CMA_PROBE, now() - t0);
+    return KP_SUCCESS;
+}
+
+void kp_topo_release(kp_comm *c)
 {
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin) {
+        double t0 = now();
         if (c->shm.win != MPI_WIN_NULL)
-            MPI_Win_free(&c->shm.win);
+            kp_shm_free(c);
         if (c->node != MPI_COMM_NULL)
             MPI_Comm_free(&c->node);
-        if (c->leaders != MPI_COMM_NULL)
-            MPI_Comm_free(&c->leaders);
+        if (c->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&c->comm);
+        kp_setup_account(KP_SETUP_RELEASE, now() - t0);
     }
+    c->node = c->comm = MPI_COMM_NULL;
+    c->shm.win = MPI_WIN_NULL;
+    c->node_ready = 0;
     kp_layout_free(&c->layout);
 }
