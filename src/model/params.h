@@ -1,0 +1,60 @@
+/*
+ * The machine parameter file (docs/PARAMETERS.md): what `kport-bench loggp`
+ * measures and the cost model, the simulator and the tuner read. Times in
+ * nanoseconds, per-byte costs in nanoseconds per byte.
+ */
+#ifndef KP_MODEL_PARAMS_H
+#define KP_MODEL_PARAMS_H
+
+#include <stdint.h>
+
+#define KP_PARAMS_VERSION 1
+#define KP_MAX_PIECES 8
+
+/* LogGP parameters of messages up to max_bytes (-1: no limit) */
+typedef struct kp_loggp {
+    int64_t max_bytes;
+    double L, o_s, o_r, g, G, O;
+} kp_loggp;
+
+typedef struct kp_channel { /* MPI point-to-point between two ranks */
+    int npieces;
+    kp_loggp piece[KP_MAX_PIECES]; /* increasing max_bytes, the last -1 */
+} kp_channel;
+
+typedef struct kp_linear { /* fixed + per_byte * bytes */
+    double fixed, per_byte;
+} kp_linear;
+
+typedef struct kp_machine {
+    int version;
+    char host[128], cpu[128], mpi[128], date[64], command[512];
+    int cores;
+    kp_channel intra, inter;
+    kp_linear flag, copy_in, copy_out, memcpy_, peer_read, peer_write;
+    kp_linear hockney_intra, hockney_inter; /* fixed = alpha, per_byte = beta */
+} kp_machine;
+
+/* The piece of ch that a message of `bytes` uses. */
+const kp_loggp *kp_channel_piece(const kp_channel *ch, int64_t bytes);
+
+/* Read / write a parameter file. Load returns KP_SUCCESS or KP_ERR_PARAM
+ * with a message naming the file and the field in err (a file that cannot
+ * be opened included); fields the reader does not know are ignored. Save
+ * returns KP_SUCCESS, KP_ERR_PARAM when kp_params_check refuses m (call it
+ * for the message: save never writes a file load would refuse) or
+ * KP_ERR_ARG (cannot write; errno says why). Path "-" saves to stdout.
+ * Numbers are written with the fewest digits that read back exactly, so
+ * save -> load gives the same struct. */
+int kp_params_load(const char *path, kp_machine *m, char *err, int errlen);
+int kp_params_save(const char *path, const kp_machine *m);
+/* Check a machine description as load does (after filling one by hand):
+ * version, 1..KP_MAX_PIECES pieces of increasing max_bytes with the last
+ * -1, every cost finite and >= 0, cores >= 0. KP_SUCCESS or KP_ERR_PARAM
+ * with a message naming the field ("p2p.intra.pieces[1].G: -0.1 is negative"). */
+int kp_params_check(const kp_machine *m, char *err, int errlen);
+/* An empty, valid machine: version set, every cost 0, one piece per
+ * channel (max_bytes -1), strings empty. Writers fill it in. */
+void kp_params_init(kp_machine *m);
+
+#endif /* KP_MODEL_PARAMS_H */

@@ -1,0 +1,311 @@
+/* Unit tests of the machine parameter file (src/model/params.c, docs/PARAMETERS.md):
+ * save -> load gives back the same struct; the documented example loads; every
+ * bad file is refused with KP_ERR_PARAM and a message naming the file and the field. */
+#include "kport.h"
+#include "model/params.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int passed, failed;
+#define CHECK(cond)                                                                                                \
+    do {                                                                                                           \
+        if (cond)                                                                                                  \
+            passed++;                                                                                              \
+        else {                                                                                                     \
+            failed++;                                                                                              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                              \
+        }                                                                                                          \
+    } while (0)
+
+static char tmp[64];
+
+/* the example of docs/PARAMETERS.md, with the inter channel written out */
+static const char *good =
+    "{\n"
+    "  \"kport_params\": 1,\n"
+    "  \"machine\": {\n"
+    "    \"host\": \"debian\", \"cpu\": \"Intel(R) Xeon(R) \\\"x\\\"\", \"cores\": 2,\n"
+    "    \"mpi\": \"Open MPI 4.1.4\", \"date\": \"2026-11-22T23:50:00Z\",\n"
+    "    \"command\": \"mpirun -np 2 kport-bench loggp -o params.json\", \"future\": [1, {\"x\": null}]\n"
+    "  },\n"
+    "  \"p2p\": {\n"
+    "    \"intra\": {\n"
+    "      \"pieces\": [\n"
+    "        {\"max_bytes\": 4096,  \"L\": 300.0, \"o_s\": 150.0, \"o_r\": 200.0, \"g\": 180.0, \"G\": 0.10, \"O\": 0.0},\n"
+    "        {\"max_bytes\": -1,    \"L\": 900.0, \"o_s\": 400.0, \"o_r\": 400.0, \"g\": 500.0, \"G\": 0.08, \"O\": 0.0}\n"
+    "      ]\n"
+    "    },\n"
+    "    \"inter\": { \"pieces\": [ {\"max_bytes\": -1, \"L\": 1e3, \"o_s\": 1, \"o_r\": 2, \"g\": 3, \"G\": 4e-1, \"O\": 5} ] }\n"
+    "  },\n"
+    "  \"shm\": {\n"
+    "    \"flag\":       {\"fixed\": 90.0},\n"
+    "    \"copy_in\":    {\"fixed\": 20.0, \"per_byte\": 0.06},\n"
+    "    \"copy_out\":   {\"fixed\": 21.0, \"per_byte\": 0.061},\n"
+    "    \"memcpy\":     {\"fixed\": 10.0, \"per_byte\": 0.05},\n"
+    "    \"peer_read\":  {\"fixed\": 700.0, \"per_byte\": 0.07},\n"
+    "    \"peer_write\": {\"fixed\": 701.0, \"per_byte\": 0.071}\n"
+    "  },\n"
+    "  \"hockney\": {\n"
+    "    \"intra\": {\"alpha\": 500.0, \"beta\": 0.09},\n"
+    "    \"inter\": {\"alpha\": 501.0, \"beta\": 0.091}\n"
+    "  },\n"
+    "  \"unknown_later_field\": {\"ignored\": true}\n"
+    "}\n";
+
+static void write_file(const char *text, size_t len)
+{
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        perror(tmp);
+        exit(2);
+    }
+    fwrite(text, 1, len, f);
+    fclose(f);
+}
+
+/* text with the first `from` replaced by `to` */
+static char *subst(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at) {
+        fprintf(stderr, "test bug: '%s' not in the template\n", from);
+        exit(2);
+    }
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return out;
+}
+
+static int eq_linear(const kp_linear *a, const kp_linear *b)
+{
+    return a->fixed == b->fixed && a->per_byte == b->per_byte;
+}
+static int eq_channel(const kp_channel *a, const kp_channel *b)
+{
+    if (a->npieces != b->npieces)
+        return 0;
+    for (int i = 0; i < a->npieces; i++) {
+        const kp_loggp *x = &a->piece[i], *y = &b->piece[i];
+        if (x->max_bytes != y->max_bytes || x->L != y->L || x->o_s != y->o_s || x->o_r != y->o_r || x->g != y->g ||
+            x->G != y->G || x->O != y->O)
+            return 0;
+    }
+    return 1;
+}
+static int eq_machine(const kp_machine *a, const kp_machine *b)
+{
+    return a->version == b->version && !strcmp(a->host, b->host) && !strcmp(a->cpu, b->cpu) &&
+           !strcmp(a->mpi, b->mpi) && !strcmp(a->date, b->date) && !strcmp(a->command, b->command) &&
+           a->cores == b->cores && eq_channel(&a->intra, &b->intra) && eq_channel(&a->inter, &b->inter) &&
+           eq_linear(&a->flag, &b->flag) && eq_linear(&a->copy_in, &b->copy_in) &&
+           eq_linear(&a->copy_out, &b->copy_out) && eq_linear(&a->memcpy_, &b->memcpy_) &&
+           eq_linear(&a->peer_read, &b->peer_read) && eq_linear(&a->peer_write, &b->peer_write) &&
+           eq_linear(&a->hockney_intra, &b->hockney_intra) && eq_linear(&a->hockney_inter, &b->hockney_inter);
+}
+
+static void test_good(void)
+{
+    kp_machine m;
+    char err[512];
+    write_file(good, strlen(good));
+    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    if (err[0])
+        fprintf(stderr, "unexpected: %s\n", err);
+    CHECK(m.version == 1 && m.cores == 2 && !strcmp(m.host, "debian") && !strcmp(m.cpu, "Intel(R) Xeon(R) \"x\""));
+    CHECK(m.intra.npieces == 2 && m.intra.piece[0].max_bytes == 4096 && m.intra.piece[0].L == 300.0 &&
+          m.intra.piece[0].o_s == 150.0 && m.intra.piece[0].o_r == 200.0 && m.intra.piece[0].g == 180.0 &&
+          m.intra.piece[0].G == 0.10 && m.intra.piece[0].O == 0.0);
+    CHECK(m.intra.piece[1].max_bytes == -1 && m.intra.piece[1].L == 900.0 && m.intra.piece[1].G == 0.08);
+    CHECK(m.inter.npieces == 1 && m.inter.piece[0].L == 1000.0 && m.inter.piece[0].o_s == 1 &&
+          m.inter.piece[0].o_r == 2 && m.inter.piece[0].g == 3 && m.inter.piece[0].G == 0.4 && m.inter.piece[0].O == 5);
+    CHECK(m.flag.fixed == 90.0 && m.flag.per_byte == 0.0);
+    CHECK(m.copy_in.fixed == 20.0 && m.copy_in.per_byte == 0.06 && m.copy_out.fixed == 21.0 &&
+          m.copy_out.per_byte == 0.061 && m.memcpy_.fixed == 10.0 && m.memcpy_.per_byte == 0.05);
+    CHECK(m.peer_read.fixed == 700.0 && m.peer_read.per_byte == 0.07 && m.peer_write.fixed == 701.0 &&
+          m.peer_write.per_byte == 0.071);
+    CHECK(m.hockney_intra.fixed == 500.0 && m.hockney_intra.per_byte == 0.09 && m.hockney_inter.fixed == 501.0 &&
+          m.hockney_inter.per_byte == 0.091);
+    /* pieces: the first with bytes <= max_bytes, the last (-1) beyond */
+    CHECK(kp_channel_piece(&m.intra, 0) == &m.intra.piece[0]);
+    CHECK(kp_channel_piece(&m.intra, 4096) == &m.intra.piece[0]);
+    CHECK(kp_channel_piece(&m.intra, 4097) == &m.intra.piece[1]);
+    CHECK(kp_channel_piece(&m.intra, INT64_MAX) == &m.intra.piece[1]);
+    CHECK(kp_channel_piece(&m.inter, 1 << 30) == &m.inter.piece[0]);
+
+    /* machine is informational: a file without it loads */
+    const char *from = strstr(good, "  \"machine\"");
+    const char *to = strstr(good, "  \"p2p\"");
+    char *nomach = malloc(strlen(good) + 1);
+    snprintf(nomach, strlen(good) + 1, "%.*s%s", (int)(from - good), good, to);
+    write_file(nomach, strlen(nomach));
+    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS && m.cores == 0 && m.host[0] == '\0');
+    free(nomach);
+}
+
+static void test_round_trip(void)
+{
+    kp_machine a, b;
+    char err[512];
+    kp_params_init(&a);
+    CHECK(kp_params_check(&a, err, sizeof err) == KP_SUCCESS);
+    snprintf(a.host, sizeof a.host, "host \"with\" quotes\\ and\ttab");
+    snprintf(a.cpu, sizeof a.cpu, "AMD EPYC \xc3\xa9");
+    snprintf(a.mpi, sizeof a.mpi, "MPICH 4.0");
+    snprintf(a.date, sizeof a.date, "2026-01-02T03:04:05Z");
+    snprintf(a.command, sizeof a.command, "mpirun -np 2 kport-bench loggp\n-o x.json");
+    a.cores = 64;
+    a.intra.npieces = 3;
+    int64_t maxb[3] = {0, 65536, -1};
+    for (int i = 0; i < 3; i++) {
+        kp_loggp *p = &a.intra.piece[i];
+        p->max_bytes = maxb[i];
+        p->L = 1.0 / 3.0 + i;
+        p->o_s = 0.1 * (i + 1);
+        p->o_r = 1e-9 + i;
+        p->g = 123456.789 * (i + 1);
+        p->G = 3.14159265358979 / 100;
+        p->O = i == 2 ? 0.0 : 2.0 / 7.0;
+    }
+    a.inter.npieces = 2;
+    a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0};
+    a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1};
+    a.flag = (kp_linear){87.654321, 0};
+    a.copy_in = (kp_linear){1.1, 0.0612345};
+    a.copy_out = (kp_linear){2.2, 0.07};
+    a.memcpy_ = (kp_linear){3.3, 0.04999999};
+    a.peer_read = (kp_linear){712.5, 0.0701};
+    a.peer_write = (kp_linear){0.0, 0.0};
+    a.hockney_intra = (kp_linear){499.999, 0.09};
+    a.hockney_inter = (kp_linear){1e4, 1.0 / 7.0};
+    CHECK(kp_params_save(tmp, &a) == KP_SUCCESS);
+    memset(&b, 0xff, sizeof b);
+    CHECK(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS);
+    if (err[0])
+        fprintf(stderr, "round trip: %s\n", err);
+    CHECK(eq_machine(&a, &b));
+    /* and once more: the saved file is stable */
+    CHECK(kp_params_save(tmp, &b) == KP_SUCCESS);
+    kp_machine c;
+    CHECK(kp_params_load(tmp, &c, err, sizeof err) == KP_SUCCESS && eq_machine(&a, &c));
+
+    /* save refuses what load would refuse, and an unwritable path */
+    b.intra.piece[1].G = -1;
+    CHECK(kp_params_save(tmp, &b) == KP_ERR_PARAM);
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && !strcmp(err, "p2p.intra.pieces[1].G: -1 is negative"));
+    b.intra.piece[1].G = NAN;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.intra.pieces[1].G: not a finite"));
+    b.intra.piece[1].G = 0;
+    b.inter.npieces = 0;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.inter.pieces: 0 pieces"));
+    b.inter.npieces = 2;
+    b.version = 2;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "kport_params: version 2"));
+    b.version = 1;
+    b.cores = -1;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "machine.cores: -1 is negative"));
+    b.cores = 1;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_SUCCESS);
+    CHECK(kp_params_save("/nonexistent-kport-dir/params.json", &b) == KP_ERR_ARG);
+    CHECK(kp_params_check(NULL, err, sizeof err) == KP_ERR_PARAM);
+}
+
+/* load text, expect KP_ERR_PARAM with `want` in the message (and the file's name) */
+static void bad(const char *text, size_t len, const char *want, int line)
+{
+    kp_machine m;
+    char err[512];
+    write_file(text, len);
+    int rc = kp_params_load(tmp, &m, err, sizeof err);
+    int ok = rc == KP_ERR_PARAM && strstr(err, want) && !strncmp(err, tmp, strlen(tmp));
+    if (!ok)
+        fprintf(stderr, "line %d: rc %d, message '%s', expected '%s'\n", line, rc, err, want);
+    CHECK(ok);
+}
+#define BAD_SUBST(from, to, want)                                                                                  \
+    do {                                                                                                           \
+        char *t_ = subst(good, from, to);                                                                          \
+        bad(t_, strlen(t_), want, __LINE__);                                                                       \
+        free(t_);                                                                                                  \
+    } while (0)
+
+static void test_bad(void)
+{
+    /* missing fields */
+    BAD_SUBST("\"G\": 0.08, ", "", "p2p.intra.pieces[1].G: missing");
+    BAD_SUBST("\"kport_params\": 1,", "", "kport_params: missing (is this a kport parameter file?)");
+    BAD_SUBST("\"per_byte\": 0.06}", "\"perbyte\": 0.06}", "shm.copy_in.per_byte: missing");
+    BAD_SUBST("\"hockney\"", "\"hockny\"", "hockney: missing");
+    BAD_SUBST("\"inter\": { \"pieces\"", "\"inter\": { \"piece\"", "p2p.inter.pieces: missing");
+    BAD_SUBST("\"peer_write\"", "\"peer_writes\"", "shm.peer_write: missing");
+    /* wrong version */
+    BAD_SUBST("\"kport_params\": 1", "\"kport_params\": 2", "kport_params: version 2, this reader knows version 1");
+    BAD_SUBST("\"kport_params\": 1", "\"kport_params\": \"1\"", "kport_params: is a string");
+    BAD_SUBST("\"kport_params\": 1", "\"kport_params\": 1.5", "kport_params: 1.5 is not an integer");
+    /* negative costs */
+    BAD_SUBST("\"L\": 300.0", "\"L\": -300.0", "p2p.intra.pieces[0].L: -300 is negative");
+    BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": -0.06}", "shm.copy_in.per_byte: -0.06 is negative");
+    BAD_SUBST("\"alpha\": 501.0", "\"alpha\": -1", "hockney.inter.alpha: -1 is negative");
+    BAD_SUBST("\"O\": 5", "\"O\": -5", "p2p.inter.pieces[0].O: -5 is negative");
+    BAD_SUBST("\"fixed\": 90.0", "\"fixed\": 1e999", "shm.flag.fixed: not a finite number");
+    /* pieces out of order, last piece not -1, -1 too early */
+    BAD_SUBST("\"max_bytes\": -1,    \"L\": 900.0", "\"max_bytes\": 100,    \"L\": 900.0",
+              "p2p.intra.pieces[1].max_bytes: 100 in the last piece, which must be -1");
+    BAD_SUBST("{\"max_bytes\": 4096,", "{\"max_bytes\": 8192, \"L\": 1, \"o_s\": 1, \"o_r\": 1, \"g\": 1, \"G\": 1, \"O\": 1},\n{\"max_bytes\": 4096,",
+              "p2p.intra.pieces[1].max_bytes: 4096 is not above the previous piece's 8192 (pieces out of order)");
+    BAD_SUBST("{\"max_bytes\": 4096,", "{\"max_bytes\": -1,", "p2p.intra.pieces[0].max_bytes: -1 (no limit) before the last piece");
+    BAD_SUBST("{\"max_bytes\": 4096,", "{\"max_bytes\": 4096.5,", "p2p.intra.pieces[0].max_bytes: 4096.5 is not an integer");
+    BAD_SUBST("\"pieces\": [ {", "\"pieces\": [ ], \"x\": [{", "p2p.inter.pieces: 0 pieces, expected 1 to 8");
+    /* wrong types */
+    BAD_SUBST("\"o_r\": 200.0", "\"o_r\": \"200\"", "p2p.intra.pieces[0].o_r: is a string (line 11), expected a number");
+    BAD_SUBST("\"cores\": 2", "\"cores\": -2", "machine.cores: -2 is not an integer from 0");
+    BAD_SUBST("\"shm\": {", "\"shm\": [], \"x\": {", "shm: is an array");
+    /* malformed JSON */
+    BAD_SUBST("\"L\": 300.0, \"o_s\"", "\"L\": 300.0 \"o_s\"", "malformed JSON: line 11, column");
+    BAD_SUBST("\"L\": 300.0, \"o_s\"", "\"L\": 300.0,, \"o_s\"", "malformed JSON: line 11");
+    BAD_SUBST("\"L\": 1e3", "\"L\": 1e", "expected a digit in an exponent");
+    BAD_SUBST("\"L\": 1e3", "\"L\": NaN", "expected a value");
+    BAD_SUBST("\"host\": \"debian\"", "\"host\": \"deb\\qian\"", "unknown escape");
+    BAD_SUBST("\n}\n", "\n}\n}", "text after the end of the JSON value");
+    bad("[1, 2]", 6, "expected an object", __LINE__);
+    bad("", 0, "empty file", __LINE__);
+    bad("   \n", 4, "empty file", __LINE__);
+    /* truncated anywhere: refused, never accepted or crashed */
+    size_t n = strlen(good);
+    size_t cuts[] = {1, 10, n / 3, n / 2, n - 3, n - 2};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        bad(good, cuts[i], "unexpected end of file", __LINE__);
+    int accepted = 0;
+    for (size_t len = 0; len + 1 < n; len++) { /* every prefix (the last newline is optional) */
+        kp_machine m;
+        char err[512];
+        write_file(good, len);
+        if (kp_params_load(tmp, &m, err, sizeof err) != KP_ERR_PARAM)
+            accepted++;
+    }
+    CHECK(accepted == 0);
+    /* a file that is not there */
+    kp_machine m;
+    char err[512];
+    CHECK(kp_params_load("/nonexistent-kport-dir/p.json", &m, err, sizeof err) == KP_ERR_PARAM &&
+          strstr(err, "/nonexistent-kport-dir/p.json: cannot open: No such file"));
+    /* deep nesting refused, not a stack overflow */
+    char deep[400];
+    memset(deep, '[', sizeof deep);
+    bad(deep, sizeof deep, "nested more than 64 levels", __LINE__);
+}
+
+int main(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/kport_test_params_%d.json", (int)getpid());
+    test_good();
+    test_round_trip();
+    test_bad();
+    unlink(tmp);
+    printf("test_params: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
