@@ -130,6 +130,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->node_size = src->node_size;
     dst->oversub = src->oversub;
     dst->node_ready = src->node_ready;
+    dst->calls = src->calls; /* the cold policy counts calls per group */
     dst->comm = src->comm;
     dst->node = src->node;
     dst->shm = src->shm;
@@ -148,6 +149,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     memset(&src->shm, 0, sizeof(src->shm));
     src->shm.win = MPI_WIN_NULL;
     src->node_ready = 0;
+    src->calls = 0;
 }
 
 static void release_resources(kp_comm *r)

@@ -97,7 +97,8 @@ typedef struct kp_comm {
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
     int node_ready;     /* node tier up: node communicator, segment, layout.cma */
-    long calls;         /* kport calls made on it (the drop-in's cold policy) */
+    long calls;         /* kport calls made on it and on the freed communicators of
+                           the same group whose resources it took (cold policy) */
     MPI_Comm node;      /* ranks of my node, ordered by rank (MPI_COMM_NULL until needed) */
     kp_shm shm;
     /* the plan the previous call of each collective ran, for the fast path */
@@ -120,7 +121,9 @@ int kp_comm_ready(kp_comm *c, const kp_algo *a);
 
 /* The drop-in library's policy for cold communicators (src/pmpi/pmpi.c):
  * while a communicator other than MPI_COMM_WORLD has made at most n kport
- * calls, a call whose plan would first have to set up resources (the node
+ * calls (counting the calls on freed communicators of the same ranks whose
+ * pooled resources it took: a loop of dup / call / free warms up after n
+ * cycles), a call whose plan would first have to set up resources (the node
  * tier, the private duplicate) returns KP_COLD, and the drop-in serves it
  * with PMPI_. Decided identically on every rank (call counts, resource
  * state and the algorithm are). n = 0, the library's default, never does:

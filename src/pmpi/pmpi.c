@@ -27,7 +27,8 @@
  *     MPI's own error handling reports a user error as MPI would. kport
  *     detects all of these before it communicates.
  *   - a cold communicator: one other than MPI_COMM_WORLD that has made at
- *     most KPORT_COLD_CALLS calls (default 16; 0 turns the policy off)
+ *     most KPORT_COLD_CALLS calls (default 16; 0 turns the policy off;
+ *     calls on freed communicators of the same ranks count too)
  *     while the call would be the first to need kport's set-up on it (the
  *     node's shared segment, the private duplicate: tens to hundreds of
  *     microseconds, docs/PERFORMANCE.md) -> PMPI_. Communicators used for
