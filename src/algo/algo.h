@@ -21,6 +21,11 @@
  * kp_sched_refuse(s, KP_ERR_PARAM / KP_ERR_UNSUPPORTED, "why"). */
 typedef int (*kp_build_fn)(kp_sched *s, const kp_params *prm);
 
+/* What a count parameter (k, n) counts: the peers a rank can address
+ * among all P ranks, or among the node leaders (SMP-aware algorithms). */
+#define KP_SPAN_RANKS 0
+#define KP_SPAN_NODES 1
+
 typedef struct kp_algo {
     const char *name;
     int coll;           /* enum kp_coll */
@@ -28,6 +33,8 @@ typedef struct kp_algo {
     unsigned params;    /* KP_PARAM_* it accepts */
     kp_params defaults; /* values used when a parameter is not given */
     const char *summary;
+    int span;           /* KP_SPAN_*: the peers k or n counts (default: ranks) */
+    int (*c_applies)(int P, int C); /* KP_PARAM_C: does C apply to P ranks? */
 } kp_algo;
 
 /* All-gather builders (src/algo/allgather/<name>.c). */
@@ -80,8 +87,25 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
 /* Format "name:k=3" (only parameters the algorithm takes). */
 void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outlen);
 
-/* Build one rank's schedule of algorithm a (parameters validated and
- * defaults applied). s is initialised here; free with kp_sched_free.
+/* The parameters that run for P ranks on layout L (NULL: every rank its own
+ * node): defaults filled in, and a parameter that exceeds what P allows
+ * clamped to the largest value that applies (MPICH clamps its k-nomial
+ * radices the same way):
+ *   k, n >= the number of ranks it counts (P, or the nodes for KP_SPAN_NODES)
+ *        -> that number - 1, at least 1 (k = P - 1 already reaches every peer);
+ *   C > P -> the largest C' <= P with c_applies(P, C').
+ * A value within range that does not apply (C = 3 at P = 4) is not changed:
+ * the builder refuses it. The decision depends on (a, prm, P, node count)
+ * only, so every rank of a communicator makes the same one. Returns 1 and a
+ * note such as "k=8 clamped: P=2" when it clamped, else 0 and "". */
+int kp_algo_effective(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, kp_params *eff,
+                      char *note, int notelen);
+/* The name of what runs: "bruck:k=1 (k=8 clamped: P=2)", or "bruck:k=3" when
+ * nothing is clamped. Plans carry it (kp_last_algorithm, KPORT_VERBOSE). */
+void kp_algo_format_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, char *out, int outlen);
+
+/* Build one rank's schedule of algorithm a (parameters validated, defaults
+ * applied, then clamped by kp_algo_effective). s is initialised here; free with kp_sched_free.
  * kp_algo_build is kp_algo_build_ex with root 0 and no MPI_IN_PLACE. */
 int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes,
                   kp_sched *s);

@@ -46,7 +46,9 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     pl->owner = c;
     pl->root = root;
     pl->inplace = inplace;
-    kp_algo_format(a, prm, pl->name, sizeof(pl->name));
+    /* the name of what runs: clamped parameters show with what was asked
+     * ("bruck:k=1 (k=8 clamped: P=2)"), for kp_last_algorithm and KPORT_VERBOSE */
+    kp_algo_format_on(a, prm, &c->layout, c->size, pl->name, sizeof(pl->name));
     /* what the algorithm needs on this communicator (collective: every rank
      * builds the same algorithm's plan in the same call) */
     int rc = kp_comm_ready(c, a);

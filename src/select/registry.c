@@ -4,6 +4,7 @@
  * "name[:k=3,C=2]" specifications.
  */
 #include "algo/algo.h"
+#include "algo/allgather/peers_ce.h"
 #include "kport.h"
 
 #include <ctype.h>
@@ -15,56 +16,60 @@
 static const kp_algo registry[] = {
     /* all-gather */
     {"ring", KP_COLL_ALLGATHER, kp_allgather_ring_build, 0, {0},
-     "P-1 neighbour steps; bandwidth-optimal baseline"},
+     "P-1 neighbour steps; bandwidth-optimal baseline", KP_SPAN_RANKS, NULL},
     {"recursive_doubling", KP_COLL_ALLGATHER, kp_allgather_recursive_doubling_build, 0, {0},
-     "pairwise exchange, log2 P steps (+2 when P is not a power of two)"},
+     "pairwise exchange, log2 P steps (+2 when P is not a power of two)", KP_SPAN_RANKS, NULL},
     {"direct", KP_COLL_ALLGATHER, kp_allgather_direct_build, KP_PARAM_K, {.k = 2},
-     "k-port Direct: own block to k ranks per step, ceil((P-1)/k) steps"},
+     "k-port Direct: own block to k ranks per step, ceil((P-1)/k) steps", KP_SPAN_RANKS, NULL},
     {"standard_exchange", KP_COLL_ALLGATHER, kp_allgather_standard_exchange_build, KP_PARAM_K, {.k = 2},
-     "k-port recursive doubling in groups of k+1"},
+     "k-port recursive doubling in groups of k+1", KP_SPAN_RANKS, NULL},
     {"bruck", KP_COLL_ALLGATHER, kp_allgather_bruck_build, KP_PARAM_K, {.k = 2},
-     "k-port Bruck, ceil(log_{k+1} P) steps, any P"},
+     "k-port Bruck, ceil(log_{k+1} P) steps, any P", KP_SPAN_RANKS, NULL},
     {"concurrent_exchange", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_build, KP_PARAM_C, {.C = 2},
-     "C groups, log2(P/C) pairwise steps plus sends to the peer-of-pair in every other group"},
+     "C groups, log2(P/C) pairwise steps plus sends to the peer-of-pair in every other group", KP_SPAN_RANKS,
+     kp_ce_valid},
     {"concurrent_exchange_split", KP_COLL_ALLGATHER, kp_allgather_concurrent_exchange_split_build, KP_PARAM_C,
-     {.C = 2}, "C = 2: half of every exchange to the pair, half to the co-pair"},
+     {.C = 2}, "C = 2: half of every exchange to the pair, half to the co-pair", KP_SPAN_RANKS,
+     kp_ce_split_c_applies},
     {"shm_flat", KP_COLL_ALLGATHER, kp_allgather_shm_flat_build, KP_PARAM_CHUNK, {.chunk_kb = 0},
-     "one node: blocks through the shared segment, pipelined in chunks (chunk_kb=0: automatic)"},
+     "one node: blocks through the shared segment, pipelined in chunks (chunk_kb=0: automatic)", KP_SPAN_RANKS, NULL},
     {"shm_single_copy", KP_COLL_ALLGATHER, kp_allgather_shm_single_copy_build, 0, {0},
-     "one node: every rank reads its peers' send buffers directly (cross-memory attach)"},
+     "one node: every rank reads its peers' send buffers directly (cross-memory attach)", KP_SPAN_RANKS, NULL},
     {"smp_gather_bcast", KP_COLL_ALLGATHER, kp_allgather_smp_gather_bcast_build, KP_PARAM_TREE, {.tree = 1},
-     "shared-memory gather per node, leaders gather (tree=1 binomial, tree=2 direct), broadcast"},
+     "shared-memory gather per node, leaders gather (tree=1 binomial, tree=2 direct), broadcast", KP_SPAN_RANKS, NULL},
     {"smp_direct", KP_COLL_ALLGATHER, kp_allgather_smp_direct_build, KP_PARAM_K, {.k = 2},
-     "shared-memory gather, leaders' k-port Direct, shared-memory broadcast, copy-out overlapped"},
+     "shared-memory gather, leaders' k-port Direct, shared-memory broadcast, copy-out overlapped", KP_SPAN_NODES,
+     NULL},
     {"smp_bruck", KP_COLL_ALLGATHER, kp_allgather_smp_bruck_build, KP_PARAM_K, {.k = 2},
-     "shared-memory gather, leaders' k-port Bruck placing blocks directly, shared-memory broadcast"},
+     "shared-memory gather, leaders' k-port Bruck placing blocks directly, shared-memory broadcast", KP_SPAN_NODES,
+     NULL},
     /* barrier */
     {"dissemination", KP_COLL_BARRIER, kp_barrier_dissemination_build, 0, {0},
-     "ceil(log2 P) rounds, peer (p + 2^r) mod P"},
+     "ceil(log2 P) rounds, peer (p + 2^r) mod P", KP_SPAN_RANKS, NULL},
     {"nway_dissemination", KP_COLL_BARRIER, kp_barrier_nway_dissemination_build, KP_PARAM_N, {.n = 2},
-     "ceil(log_{n+1} P) rounds, n peers (p + i (n+1)^r) mod P"},
+     "ceil(log_{n+1} P) rounds, n peers (p + i (n+1)^r) mod P", KP_SPAN_RANKS, NULL},
     {"smp", KP_COLL_BARRIER, kp_barrier_smp_build, KP_PARAM_N, {.n = 2},
-     "shared-memory arrival/release per node, n-way dissemination among leaders"},
+     "shared-memory arrival/release per node, n-way dissemination among leaders", KP_SPAN_NODES, NULL},
     {"shm_flat", KP_COLL_BARRIER, kp_barrier_shm_flat_build, 0, {0},
-     "one node: every rank posts on its flag line and waits for all the others"},
+     "one node: every rank posts on its flag line and waits for all the others", KP_SPAN_RANKS, NULL},
     /* gather */
-    {"binomial", KP_COLL_GATHER, kp_gather_binomial_build, 0, {0}, "binomial tree towards the root, log2 P steps"},
+    {"binomial", KP_COLL_GATHER, kp_gather_binomial_build, 0, {0}, "binomial tree towards the root, log2 P steps", KP_SPAN_RANKS, NULL},
     {"direct", KP_COLL_GATHER, kp_gather_direct_build, KP_PARAM_K, {.k = 2},
-     "k-port Direct: every rank sends to the root, k in flight at the root"},
+     "k-port Direct: every rank sends to the root, k in flight at the root", KP_SPAN_RANKS, NULL},
     {"smp", KP_COLL_GATHER, kp_gather_smp_build, 0, {0},
-     "shared-memory gather per node, leaders send node blocks to the root"},
+     "shared-memory gather per node, leaders send node blocks to the root", KP_SPAN_RANKS, NULL},
     {"shm_single_copy", KP_COLL_GATHER, kp_gather_shm_single_copy_build, 0, {0},
-     "one node: every rank writes its block into the root's buffer (cross-memory attach)"},
+     "one node: every rank writes its block into the root's buffer (cross-memory attach)", KP_SPAN_RANKS, NULL},
     /* all-to-all */
-    {"pairwise", KP_COLL_ALLTOALL, kp_alltoall_pairwise_build, 0, {0}, "P-1 steps of pairwise exchange"},
+    {"pairwise", KP_COLL_ALLTOALL, kp_alltoall_pairwise_build, 0, {0}, "P-1 steps of pairwise exchange", KP_SPAN_RANKS, NULL},
     {"direct", KP_COLL_ALLTOALL, kp_alltoall_direct_build, KP_PARAM_K, {.k = 2},
-     "k-port Direct: k exchanges in flight, wrap-around peers"},
+     "k-port Direct: k exchanges in flight, wrap-around peers", KP_SPAN_RANKS, NULL},
     {"bruck", KP_COLL_ALLTOALL, kp_alltoall_bruck_build, KP_PARAM_K, {.k = 1},
-     "k-port Bruck for small messages, ceil(log_{k+1} P) steps"},
+     "k-port Bruck for small messages, ceil(log_{k+1} P) steps", KP_SPAN_RANKS, NULL},
     {"shm_flat", KP_COLL_ALLTOALL, kp_alltoall_shm_flat_build, 0, {0},
-     "one node: every rank's blocks through the shared segment, two copies"},
+     "one node: every rank's blocks through the shared segment, two copies", KP_SPAN_RANKS, NULL},
     {"shm_single_copy", KP_COLL_ALLTOALL, kp_alltoall_shm_single_copy_build, 0, {0},
-     "one node: every rank reads its blocks from the peers' send buffers (cross-memory attach)"},
+     "one node: every rank reads its blocks from the peers' send buffers (cross-memory attach)", KP_SPAN_RANKS, NULL},
 };
 
 #define NREG ((int)(sizeof(registry) / sizeof(registry[0])))
@@ -206,19 +211,9 @@ void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outle
         snprintf(out + n, (size_t)(outlen - n), "%schunk_kb=%d", (a->params & 15u) ? "," : ":", prm->chunk_kb);
 }
 
-int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, kp_sched *s)
-{
-    return kp_algo_build_ex(a, prm, rank, P, bytes, 0, 0, s);
-}
-
-int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, int root, int inplace,
-                     kp_sched *s)
-{
-    return kp_algo_build_on(a, prm, NULL, rank, P, bytes, root, inplace, s);
-}
-
-int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
-                     int root, int inplace, kp_sched *s)
+/* prm with every parameter a does not take, or that is 0 ("not given"),
+ * replaced by a's default */
+static kp_params with_defaults(const kp_algo *a, const kp_params *prm)
 {
     kp_params p = a->defaults;
     if (prm) {
@@ -233,6 +228,111 @@ int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
         if ((a->params & KP_PARAM_CHUNK) && prm->chunk_kb)
             p.chunk_kb = prm->chunk_kb;
     }
+    return p;
+}
+
+/* append "what" to the note (", " between two clamps) */
+static void note_add(char *note, int notelen, const char *what)
+{
+    if (!note || notelen <= 0)
+        return;
+    size_t n = strlen(note);
+    snprintf(note + n, (size_t)notelen - n, "%s%s", n ? ", " : "", what);
+}
+
+/*
+ * Clamping parameters that exceed what P allows (issue 7). Design:
+ *  - Only a value beyond P's range is changed: k or n >= the number of
+ *    ranks it counts (no rank has that many peers), C > P (no more groups
+ *    than ranks). It becomes the largest value that applies, which is what
+ *    the user asked for as far as P permits (k = P - 1 reaches every peer
+ *    in one step; C = P is the direct exchange). A value within range that
+ *    does not fit P (C = 3 on 4 ranks) is refused by the builder, not
+ *    replaced: that request names a structure P does not have, and the
+ *    fallback policy decides.
+ *  - P = 1: every count clamps to 1 and C to 1, and every builder's schedule
+ *    is the local copy (or nothing, for a barrier).
+ *  - The inputs are the algorithm, the given parameters, P and the number
+ *    of nodes of the layout, which every rank holds identically (it is
+ *    agreed on at setup), so all ranks clamp alike and build matching
+ *    schedules.
+ *  - The plan's name is formatted from the clamped values with the note
+ *    (kp_algo_format_on), so kp_last_algorithm() and KPORT_VERBOSE=1 name
+ *    the value that runs and the one that was asked for.
+ */
+int kp_algo_effective(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, kp_params *eff,
+                      char *note, int notelen)
+{
+    kp_params p = with_defaults(a, prm);
+    int clamped = 0;
+    char what[96];
+    if (note && notelen > 0)
+        note[0] = '\0';
+    if (P >= 1) {
+        /* counts of peers: k (ports) and n (signals per round) */
+        const int nodes = a->span == KP_SPAN_NODES && L && L->P == P ? L->nnodes : P;
+        const int most = nodes > 1 ? nodes - 1 : 1;
+        for (int i = 0; i < 2; i++) {
+            const unsigned bit = i ? KP_PARAM_N : KP_PARAM_K;
+            int *v = i ? &p.n : &p.k;
+            if (!(a->params & bit) || *v <= most)
+                continue;
+            if (a->span == KP_SPAN_NODES)
+                snprintf(what, sizeof(what), "%s=%d clamped: %d node%s", i ? "n" : "k", *v, nodes,
+                         nodes == 1 ? "" : "s");
+            else
+                snprintf(what, sizeof(what), "%s=%d clamped: P=%d", i ? "n" : "k", *v, P);
+            note_add(note, notelen, what);
+            *v = most;
+            clamped = 1;
+        }
+        /* concurrency index: the largest C' <= P that applies */
+        if ((a->params & KP_PARAM_C) && p.C > P) {
+            int c = P;
+            while (c >= 1 && a->c_applies && !a->c_applies(P, c))
+                c--;
+            if (c >= 1) {
+                snprintf(what, sizeof(what), "C=%d clamped: P=%d", p.C, P);
+                note_add(note, notelen, what);
+                p.C = c;
+                clamped = 1;
+            }
+        }
+    }
+    *eff = p;
+    return clamped;
+}
+
+void kp_algo_format_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, char *out, int outlen)
+{
+    if (!a) {
+        kp_algo_format(a, prm, out, outlen);
+        return;
+    }
+    kp_params eff;
+    char note[192];
+    kp_algo_effective(a, prm, L, P, &eff, note, sizeof(note));
+    kp_algo_format(a, &eff, out, outlen);
+    const size_t n = strlen(out);
+    if (note[0] && n + 1 < (size_t)outlen)
+        snprintf(out + n, (size_t)outlen - n, " (%s)", note);
+}
+
+int kp_algo_build(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, kp_sched *s)
+{
+    return kp_algo_build_ex(a, prm, rank, P, bytes, 0, 0, s);
+}
+
+int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, int64_t bytes, int root, int inplace,
+                     kp_sched *s)
+{
+    return kp_algo_build_on(a, prm, NULL, rank, P, bytes, root, inplace, s);
+}
+
+int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
+                     int root, int inplace, kp_sched *s)
+{
+    kp_params p = with_defaults(a, prm);
     kp_sched_init_coll(s, a->coll, rank, P, bytes, root, inplace);
     s->layout = L;
     if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1) ||
@@ -241,6 +341,7 @@ int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
         return kp_sched_refuse(s, KP_ERR_PARAM,
                                "%s: invalid parameters (k=%d, C=%d, n=%d >= 1; tree=%d in 1..2; chunk_kb=%d >= 0)",
                                a->name, p.k, p.C, p.n, p.tree, p.chunk_kb);
+    kp_algo_effective(a, &p, L, P, &p, NULL, 0); /* valid values: clamp what exceeds P */
     int rc = a->build(s, &p);
     if (rc == KP_SUCCESS && s->err)
         rc = s->err;

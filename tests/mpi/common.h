@@ -463,7 +463,9 @@ static inline int kt_registered(const char *spec)
 
 /* Does kp_last_algorithm(coll)'s `last` ("name:k=3,C=2") describe the forced
  * `spec`: same name and every parameter given in spec present with the same
- * value? "auto" matches any registered algorithm of coll. */
+ * value, or named as the value that was clamped ("bruck:k=1 (k=3 clamped:
+ * P=2)" describes "bruck:k=3": a parameter beyond what P allows runs as the
+ * largest value that applies)? "auto" matches any registered algorithm of coll. */
 static inline int kt_spec_matches_coll(enum kp_coll coll, const char *spec, const char *last)
 {
     if (!last || !*last)
@@ -478,17 +480,23 @@ static inline int kt_spec_matches_coll(enum kp_coll coll, const char *spec, cons
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", spec + ns + 1);
     const char *lp = last[nl] ? last + nl + 1 : "";
+    const char *note = strstr(lp, " ("); /* " (k=3 clamped: P=2)" */
+    const char *end = note ? note : lp + strlen(lp);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         size_t tl = strlen(tok);
         int found = 0;
-        for (const char *q = lp; *q;) {
+        for (const char *q = lp; q < end;) {
             size_t ql = strcspn(q, ",");
+            if (q + ql > end)
+                ql = (size_t)(end - q);
             if (ql == tl && strncmp(q, tok, tl) == 0)
                 found = 1;
             q += ql;
-            if (*q == ',')
+            if (q < end && *q == ',')
                 q++;
         }
+        for (const char *c = note; !found && c && (c = strstr(c + 1, tok));)
+            found = (c[-1] == '(' || c[-1] == ' ') && strncmp(c + tl, " clamped:", 9) == 0;
         if (!found)
             return 0;
     }

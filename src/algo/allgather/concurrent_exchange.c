@@ -36,9 +36,12 @@
  * Parameters: C (concurrency index, default 2 from the registry).
  * Restrictions: C >= 1 (else KP_ERR_PARAM); C divides P and P/C is a power
  * of two (else KP_ERR_UNSUPPORTED). C = 1 is recursive doubling on a
- * power-of-two P, C = P is the pre-step alone (a direct exchange). P = 1
- * takes C = 1 (a copy); the default C = 2 refuses it like any P it does
- * not divide.
+ * power-of-two P, C = P is the pre-step alone (a direct exchange). A C
+ * larger than P never reaches this builder: the registry clamps it to P,
+ * the largest value that applies (kp_algo_effective), so P = 1 runs C = 1
+ * (a copy) and C = 8 on P = 2 or 3 ranks the direct exchange C = P. A C
+ * within 1..P that does not divide P, or leaves P/C no power of two (C = 3
+ * on 4 ranks, C = 2 on 6), is refused as given, never changed.
  *
  * Example, P = 8, C = 2 (groups {0,1,2,3} and {4,5,6,7}), held blocks:
  *   pre     0:{0,4}  1:{1,5}  2:{2,6}  3:{3,7}  (4..7 the same as 0..3)

@@ -50,9 +50,14 @@
  *   T = 2*log2(P) * ts + (P-1) * m * tau.
  * Every rank sends 2*log2(P) messages (log2(P) when m = 1) and (P-1)*m bytes.
  * Memory: P * m bytes of scratch.
- * Parameters: C, the concurrency index; only C = 2 exists (else KP_ERR_PARAM).
- * Restrictions: P a power of two (else KP_ERR_UNSUPPORTED); P = 1 only
- * copies its block.
+ * Parameters: C, the concurrency index; only C = 2 exists (else
+ * KP_ERR_UNSUPPORTED; C < 1: KP_ERR_PARAM), except that with P <= 2 any
+ * C <= P applies: a rank has at most one peer,
+ * both pair and co-pair, so the schedule is the same whatever C says. A C
+ * larger than P is clamped by the registry (kp_algo_effective) to the
+ * largest value that applies: 2, or P when P <= 2.
+ * Restrictions: P a power of two (else KP_ERR_UNSUPPORTED, checked before
+ * C); P = 1 only copies its block.
  *
  * Example, P = 8, B halves held (A halves as in recursive doubling):
  *   step 0  co-pairs 0-7 1-2 3-4 5-6
@@ -67,6 +72,8 @@
 #include "kport.h"
 
 int kp_ce_split_valid(int P) { return kp_is_pow2(P); }
+
+int kp_ce_split_c_applies(int P, int C) { return C == 2 || (P <= 2 && C >= 1 && C <= P); }
 
 int kp_ce_split_nsteps(int P) { return kp_ilog(P, 2); }
 
@@ -128,16 +135,16 @@ int kp_allgather_concurrent_exchange_split_build(kp_sched *s, const kp_params *p
     const int64_t m = s->bytes;
     const int C = prm ? prm->C : 0;
 
-    if (C != 2)
-        return kp_sched_refuse(s, KP_ERR_PARAM,
-                               "concurrent_exchange_split: concurrency index C = %d, only C = 2 "
-                               "(one half to the pair, one to the co-pair) is defined",
-                               C);
     if (!kp_ce_split_valid(P))
         return kp_sched_refuse(s, KP_ERR_UNSUPPORTED,
                                "concurrent_exchange_split: P = %d ranks, needs P to be a power "
                                "of two",
                                P);
+    if (!kp_ce_split_c_applies(P, C))
+        return kp_sched_refuse(s, C < 1 ? KP_ERR_PARAM : KP_ERR_UNSUPPORTED,
+                               "concurrent_exchange_split: concurrency index C = %d on P = %d ranks: only "
+                               "C = 2 (one half to the pair, one to the co-pair) is defined for P > 2",
+                               C, P);
     if (P == 1) {
         kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, 0, m);
         return kp_sched_finish(s);

@@ -45,6 +45,10 @@ int kp_ce_held_first(int p, int step, int P, int C);
 
 /* 1 if the split variant applies: P >= 1 a power of two */
 int kp_ce_split_valid(int P);
+/* 1 if concurrency index C applies to the split variant on P ranks: C = 2;
+ * with P <= 2 also any C <= P (a rank has at most one peer, which is both
+ * pair and co-pair, so the schedule is the same whatever C says). */
+int kp_ce_split_c_applies(int P, int C);
 /* number of steps, log2(P) */
 int kp_ce_split_nsteps(int P);
 /* bytes of half A (the first ceil(bytes/2) bytes of a block); half B is the
