@@ -14,10 +14,11 @@
  *
  * For each spec, with the fallback policy "error": a first call decides
  * whether the algorithm refuses this P (KP_ERR_UNSUPPORTED on every rank,
- * with a message): an expected refusal. Otherwise every case below runs and
- * every byte of the receive buffer, of its guards and of the send buffer is
- * compared with the value the formula of common.h gives for (origin rank,
- * element index, call tag):
+ * with a message): an expected refusal. Otherwise every case of cases.h
+ * (the one list that test_coll runs through gather and all-to-all) runs,
+ * and every byte of the receive buffer, of its guards and of the send
+ * buffer is compared with the value the formula of common.h gives for
+ * (origin rank, element index, call tag):
  *   - MPI_BYTE, MPI_INT, MPI_DOUBLE x {1, 3, 100, 1000}, and one block above
  *     64 KiB; misaligned byte buffers;
  *   - a contiguous derived type (3 MPI_INT), and different layouts with the
@@ -33,7 +34,7 @@
  *   - a user's MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG) pending on the
  *     communicator during a call: it must not catch kport's messages;
  *   - n back-to-back calls without synchronisation in between, cycling
- *     sizes from 0 to 70000 bytes per rank, types, in place, two
+ *     sizes from 0 to 131075 bytes per rank, types, in place, two
  *     communicators.
  * A forced algorithm may also refuse single calls (e.g. a sub-communicator
  * of a size it does not support) with KP_ERR_UNSUPPORTED on every rank; that
@@ -44,18 +45,7 @@
  * Output: one line per spec on rank 0, then "N passed, M failed" (checks
  * summed over ranks); exit code nonzero if any rank failed a check.
  */
-#include "common.h"
-
-typedef struct acase {
-    char name[96];
-    const kt_layout *st; /* send layout (unused in place) */
-    int64_t sc;
-    const kt_layout *rt; /* receive layout */
-    int64_t rc;
-    int inplace;
-    size_t skew;  /* misalign the buffers by this many bytes */
-    int dtype_ok; /* KP_ERR_DATATYPE is an acceptable answer */
-} acase;
+#include "cases.h"
 
 typedef struct astats {
     long refused;       /* single calls refused with KP_ERR_UNSUPPORTED */
@@ -63,80 +53,6 @@ typedef struct astats {
 } astats;
 
 static kt_types T;
-
-static acase mk(const kt_layout *st, int64_t sc, const kt_layout *rt, int64_t rc, int inplace, size_t skew,
-                int dtype_ok)
-{
-    acase c;
-    memset(&c, 0, sizeof(c));
-    c.st = st;
-    c.sc = sc;
-    c.rt = rt;
-    c.rc = rc;
-    c.inplace = inplace;
-    c.skew = skew;
-    c.dtype_ok = dtype_ok;
-    if (inplace)
-        snprintf(c.name, sizeof(c.name), "in place, recv %s x %ld%s", rt->name, (long)rc, skew ? ", misaligned" : "");
-    else if (st == rt && sc == rc)
-        snprintf(c.name, sizeof(c.name), "%s x %ld%s", st->name, (long)sc, skew ? ", misaligned" : "");
-    else
-        snprintf(c.name, sizeof(c.name), "send %s x %ld, recv %s x %ld%s", st->name, (long)sc, rt->name,
-                 (long)rc, skew ? ", misaligned" : "");
-    return c;
-}
-
-/* The cases on MPI_COMM_WORLD; the first one is the probe. */
-static int world_cases(acase *c)
-{
-    int n = 0;
-    c[n++] = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
-    const int counts[4] = {1, 3, 100, 1000};
-    const kt_layout *basic[3] = {&T.byte, &T.i32, &T.dbl};
-    for (int t = 0; t < 3; t++)
-        for (int i = 0; i < 4; i++)
-            if (!(t == 1 && counts[i] == 100))
-                c[n++] = mk(basic[t], counts[i], basic[t], counts[i], 0, 0, 0);
-    c[n++] = mk(&T.byte, 1000, &T.byte, 1000, 0, 1, 0);
-    c[n++] = mk(&T.byte, 3, &T.byte, 3, 0, 3, 0);
-    c[n++] = mk(&T.dbl, 9000, &T.dbl, 9000, 0, 0, 0); /* 72000 bytes per rank */
-    /* contiguous derived type, and same signature with different layouts */
-    c[n++] = mk(&T.c3, 1, &T.c3, 1, 0, 0, 0);
-    c[n++] = mk(&T.c3, 50, &T.c3, 50, 0, 0, 0);
-    c[n++] = mk(&T.i32, 6, &T.c3, 2, 0, 0, 0);
-    c[n++] = mk(&T.i32, 240, &T.c3, 80, 0, 0, 0);
-    c[n++] = mk(&T.c3, 7, &T.i32, 21, 0, 0, 0);
-    /* gap-free types that are not plain runs of their signature: elements in
-     * another order, a positive lower bound; correct or KP_ERR_DATATYPE */
-    c[n++] = mk(&T.perm, 10, &T.perm, 10, 0, 0, 1);
-    c[n++] = mk(&T.perm, 10, &T.i32, 20, 0, 0, 1);
-    c[n++] = mk(&T.i32, 20, &T.perm, 10, 0, 0, 1);
-    c[n++] = mk(NULL, 0, &T.perm, 4, 1, 0, 1);
-    c[n++] = mk(&T.lb8, 5, &T.lb8, 5, 0, 0, 1);
-    c[n++] = mk(&T.i32, 15, &T.lb8, 5, 0, 0, 1);
-    c[n++] = mk(&T.lb8, 5, &T.c3, 5, 0, 0, 1);
-    c[n++] = mk(NULL, 0, &T.lb8, 2, 1, 0, 1);
-    /* non-contiguous: correct or KP_ERR_DATATYPE */
-    c[n++] = mk(&T.vec, 1, &T.vec, 1, 0, 0, 1);
-    c[n++] = mk(&T.vec, 20, &T.vec, 20, 0, 0, 1);
-    c[n++] = mk(&T.vec, 5, &T.i32, 30, 0, 0, 1);
-    c[n++] = mk(&T.i32, 30, &T.vec, 5, 0, 0, 1);
-    c[n++] = mk(&T.vec, 4, &T.c3, 8, 0, 0, 1);
-    c[n++] = mk(&T.vecc, 10, &T.vecc, 10, 0, 0, 1);
-    c[n++] = mk(&T.vecc, 10, &T.i32, 60, 0, 0, 1);
-    /* in place */
-    c[n++] = mk(NULL, 0, &T.i32, 100, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &T.byte, 7, 1, 1, 0);
-    c[n++] = mk(NULL, 0, &T.dbl, 1000, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &T.c3, 5, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &T.vec, 3, 1, 0, 1);
-    /* count 0: nothing may be written */
-    c[n++] = mk(&T.i32, 0, &T.i32, 0, 0, 0, 0);
-    c[n++] = mk(&T.byte, 0, &T.byte, 0, 0, 1, 0);
-    c[n++] = mk(&T.c3, 0, &T.i32, 0, 0, 0, 0);
-    c[n++] = mk(NULL, 0, &T.dbl, 0, 1, 0, 0);
-    return n;
-}
 
 /* ---- one call ----------------------------------------------------------------- */
 
@@ -146,7 +62,7 @@ typedef struct call {
     int64_t nbasic;  /* basic elements per rank */
 } call;
 
-static void call_prepare(call *k, const acase *c, MPI_Comm comm, int tag)
+static void call_prepare(call *k, const kt_case *c, MPI_Comm comm, int tag)
 {
     int P, me;
     MPI_Comm_size(comm, &P);
@@ -154,18 +70,18 @@ static void call_prepare(call *k, const acase *c, MPI_Comm comm, int tag)
     memset(k, 0, sizeof(*k));
     k->rstride = c->rc * c->rt->extent;
     k->nbasic = c->rc * c->rt->nelem;
-    k->recv = kt_gbuf_alloc((size_t)(P * k->rstride + (c->rc > 0 ? kt_layout_tail(c->rt) : 0)), c->skew);
+    k->recv = kt_gbuf_alloc((size_t)((P - 1) * k->rstride + kt_case_span(c->rt, c->rc)), c->skew);
     if (c->inplace) {
         kt_fill(k->recv.p + me * k->rstride, c->rt, k->nbasic, me, tag);
     } else {
-        k->send = kt_gbuf_alloc((size_t)(c->sc * c->st->extent + (c->sc > 0 ? kt_layout_tail(c->st) : 0)), c->skew);
+        k->send = kt_gbuf_alloc((size_t)kt_case_span(c->st, c->sc), c->skew);
         kt_fill(k->send.p, c->st, c->sc * c->st->nelem, me, tag);
         k->send0 = kt_gbuf_clone(&k->send);
     }
     k->init = kt_gbuf_clone(&k->recv);
 }
 
-static int call_run(call *k, const acase *c, MPI_Comm comm)
+static int call_run(call *k, const kt_case *c, MPI_Comm comm)
 {
     return kp_allgather(c->inplace ? MPI_IN_PLACE : (const void *)k->send.p, c->sc,
                         c->inplace ? MPI_DATATYPE_NULL : c->st->type, k->recv.p, c->rc, c->rt->type, comm);
@@ -173,7 +89,7 @@ static int call_run(call *k, const acase *c, MPI_Comm comm)
 
 /* Check the outcome of a call that returned rc (same on all ranks, when the
  * caller could check). */
-static void call_check(call *k, const acase *c, MPI_Comm comm, int tag, int rc, const char *spec,
+static void call_check(call *k, const kt_case *c, MPI_Comm comm, int tag, int rc, const char *spec,
                        const char *ctx, astats *as)
 {
     int P;
@@ -224,7 +140,7 @@ static void call_free(call *k)
 
 /* One call with the return code compared over comm; returns it (that of
  * this rank if the ranks disagree). */
-static int run_case(const char *spec, const acase *c, MPI_Comm comm, int tag, astats *as)
+static int run_case(const char *spec, const kt_case *c, MPI_Comm comm, int tag, astats *as)
 {
     call k;
     call_prepare(&k, c, comm, tag);
@@ -242,13 +158,20 @@ static int run_case(const char *spec, const acase *c, MPI_Comm comm, int tag, as
 
 /* ---- communicators ------------------------------------------------------------- */
 
+/* The cases of cases.h's list `which` on comm, tags tag0, tag0 + 1, ... */
+static void run_sub(const char *spec, enum kt_sub which, MPI_Comm comm, int tag0, astats *as)
+{
+    kt_case c[KT_MAX_CASES];
+    const int n = kt_cases_sub(&T, which, c, KT_MAX_CASES);
+    for (int i = 0; i < n; i++)
+        run_case(spec, &c[i], comm, tag0 + i, as);
+}
+
 static void split_cases(const char *spec, int tag0, astats *as)
 {
     int P, me;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    acase rev_cases[4] = {mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), mk(&T.byte, 1000, &T.byte, 1000, 0, 1, 0),
-                          mk(NULL, 0, &T.i32, 33, 1, 0, 0), mk(&T.c3, 5, &T.c3, 5, 0, 0, 0)};
 
     /* reversed rank order */
     MPI_Comm rev;
@@ -256,29 +179,22 @@ static void split_cases(const char *spec, int tag0, astats *as)
     int rr;
     MPI_Comm_rank(rev, &rr);
     kt_expect(rr == P - 1 - me, "test bug: reversed split gives rank %d to world rank %d", rr, me);
-    for (int i = 0; i < 4; i++)
-        run_case(spec, &rev_cases[i], rev, tag0 + i, as);
+    run_sub(spec, KT_SUB_REVERSED, rev, tag0, as);
     MPI_Comm_free(&rev);
 
     /* two halves (even / odd world ranks), reversed inside */
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, P - me, &half);
-    for (int i = 0; i < 2; i++) {
-        acase c = i == 0 ? mk(&T.i32, 100, &T.i32, 100, 0, 0, 0) : mk(&T.byte, 5, &T.byte, 5, 0, 0, 0);
-        run_case(spec, &c, half, tag0 + 10 + i, as);
-    }
+    run_sub(spec, KT_SUB_HALVES, half, tag0 + 10, as);
     MPI_Comm_free(&half);
 
     /* a new communicator made after the frees (may reuse a handle) */
     MPI_Comm again;
     MPI_Comm_split(MPI_COMM_WORLD, 0, me, &again);
-    for (int i = 0; i < 2; i++)
-        run_case(spec, &rev_cases[i], again, tag0 + 20 + i, as);
+    run_sub(spec, KT_SUB_AGAIN, again, tag0 + 20, as);
     MPI_Comm_free(&again);
 
-    /* MPI_COMM_SELF */
-    acase self = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
-    run_case(spec, &self, MPI_COMM_SELF, tag0 + 30, as);
+    run_sub(spec, KT_SUB_SELF, MPI_COMM_SELF, tag0 + 30, as);
 
     /* a user's wildcard receive pending on the communicator during the call
      * must not match kport's traffic (which belongs on a private duplicate) */
@@ -287,7 +203,7 @@ static void split_cases(const char *spec, int tag0, astats *as)
     MPI_Request rq;
     MPI_Status st;
     MPI_Irecv(ubuf, (int)sizeof(ubuf), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
-    acase wc = mk(&T.byte, 200, &T.byte, 200, 0, 0, 0);
+    kt_case wc = kt_case_mk(&T.byte, 200, &T.byte, 200, 0, 0, 0);
     run_case(spec, &wc, MPI_COMM_WORLD, tag0 + 40, as);
     MPI_Test(&rq, &flag, &st);
     if (kt_expect(!flag, "%s: a pending MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG) on the user's communicator matched a "
@@ -302,29 +218,18 @@ static void split_cases(const char *spec, int tag0, astats *as)
     }
 }
 
-/* n calls back to back with no synchronisation in between, on a cycle of
- * 50 sizes from 0 to 70000 bytes per rank (two above 64 KiB: few, since
- * large blocks are slow on oversubscribed cores), as bytes in the first
- * cycle and as ints / doubles in the second, in place every sixth call and
- * every fifth call on a second communicator (reversed rank order). */
+/* n calls back to back with no synchronisation in between (kt_case_b2b:
+ * cycling sizes, types, in place), every fifth call on a second
+ * communicator (reversed rank order). */
 static void back_to_back(const char *spec, int n, int tag0, astats *as)
 {
-    static const int64_t sizes[50] = {1,   17, 4096, 3,  0,    255,   8,  1000, 2,     12,  100, 5,  33,
-                                      2048, 7, 511,  64, 13,   4,     70000, 9,  1,     40,  300, 6,  23,
-                                      11,  0,  129,  1024, 2,  77,    16384, 3,  500,   31,  15,  65537,
-                                      8,   1500, 19, 250, 4,   63,    700, 21,  2,     10,  99,  5};
-    const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     int P, me;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm rev;
     MPI_Comm_split(MPI_COMM_WORLD, 0, P - me, &rev);
     for (int i = 0; i < n; i++) {
-        int64_t bytes = sizes[i % nsizes];
-        /* first cycle bytes (odd sizes as they are), then ints and doubles */
-        const kt_layout *L = (i / nsizes) % 2 == 0 ? &T.byte : i % 2 ? &T.dbl : &T.i32;
-        int64_t cnt = bytes / L->extent + (L != &T.byte && bytes > 0);
-        acase c = mk(L, cnt, L, cnt, i % 6 == 1, L == &T.byte ? (size_t)(i % 3) : 0, 0);
+        const kt_case c = kt_case_b2b(&T, i, 1);
         MPI_Comm comm = i % 5 == 4 ? rev : MPI_COMM_WORLD;
         char ctx[64];
         snprintf(ctx, sizeof(ctx), "back-to-back call %d on %s: ", i, comm == rev ? "reversed comm" : "world");
@@ -418,8 +323,8 @@ int main(int argc, char **argv)
     }
 
     kt_types_make(&T);
-    acase cases[64];
-    int ncases = world_cases(cases);
+    static kt_case cases[KT_MAX_CASES];
+    const int ncases = kt_cases_world(&T, cases, KT_MAX_CASES);
 
     kt_expect(kp_set_fallback(KP_FALLBACK_ERROR) == KP_SUCCESS, "kp_set_fallback(KP_FALLBACK_ERROR) failed");
     if (me == 0) {

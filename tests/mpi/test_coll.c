@@ -22,14 +22,17 @@
  * must hold it, every other rank's receive buffer (if one is passed) must
  * stay untouched. All-to-all: block d of rank o's send buffer holds
  * kt_val(o, d*n + j, tag) (n elements per block), so block o of rank d's
- * receive buffer must hold kt_val(o, d*n + j, tag). Cases:
+ * receive buffer must hold kt_val(o, d*n + j, tag). The cases are those of
+ * cases.h, the one list that test_allgather runs through the all-gather:
  *   - MPI_BYTE, MPI_INT, MPI_DOUBLE x {1, 3, 100, 1000}, one block above
  *     64 KiB, misaligned byte buffers;
  *   - a contiguous derived type (3 MPI_INT), and different layouts with the
  *     same signature on the two sides;
  *   - a strided vector type (gaps inside and after each item) on the send
- *     side, the receive side or both, and a vector without gaps: either
- *     correct with the gaps untouched, or KP_ERR_DATATYPE;
+ *     side, the receive side or both, a vector without gaps, a gap-free
+ *     indexed type whose signature order is not its memory order, a
+ *     gap-free type with lower bound 8: either correct with the gaps
+ *     untouched, or KP_ERR_DATATYPE;
  *   - MPI_IN_PLACE (at the root for gather), with a garbage send count and
  *     type (ignored, as in MPI); count 0 (nothing written, NULL buffers ok);
  *   - gather: roots spread over the cases, and every root with several
@@ -38,7 +41,8 @@
  *   - communicators from MPI_Comm_split with reversed rank order, split in
  *     two halves, a new split after the frees, MPI_COMM_SELF;
  *   - n back-to-back calls without synchronisation in between, cycling
- *     sizes, types, in place, roots and two communicators.
+ *     sizes (all-to-all: a quarter of them per block), types, in place,
+ *     roots and two communicators.
  *
  * barrier: see barrier_* below: shared-memory flags written before each
  * barrier and read after it prove that no rank left a barrier before every
@@ -64,7 +68,7 @@
  * Output: one line per spec on rank 0, then "N passed, M failed" (checks
  * summed over ranks); exit code nonzero if any rank failed a check.
  */
-#include "common.h"
+#include "cases.h"
 
 #include <time.h>
 
@@ -92,111 +96,51 @@ static int same_rc(int rc, MPI_Comm comm, const char *what)
 /* gather and all-to-all                                                  */
 /* ====================================================================== */
 
-typedef struct dcase {
-    char name[128];
-    const kt_layout *st; /* send layout (at a gather root in place: that of the other ranks) */
-    int64_t sc;
-    const kt_layout *rt; /* receive layout */
-    int64_t rc;
-    int inplace;  /* MPI_IN_PLACE (gather: at the root) */
-    size_t skew;  /* misalign the buffers by this many bytes */
-    int dtype_ok; /* KP_ERR_DATATYPE is an acceptable answer */
-    int root;     /* gather: the root (reduced mod the communicator size) */
-    int junk;     /* gather: non-roots pass NULL, -1, MPI_DATATYPE_NULL as receive arguments */
-} dcase;
-
-static dcase mk(const kt_layout *st, int64_t sc, const kt_layout *rt, int64_t rc, int inplace, size_t skew,
-                int dtype_ok)
-{
-    dcase c;
-    memset(&c, 0, sizeof(c));
-    c.st = st ? st : rt;
-    c.sc = st ? sc : rc;
-    c.rt = rt;
-    c.rc = rc;
-    c.inplace = inplace;
-    c.skew = skew;
-    c.dtype_ok = dtype_ok;
-    if (inplace)
-        snprintf(c.name, sizeof(c.name), "in place, recv %s x %ld%s", rt->name, (long)rc, skew ? ", misaligned" : "");
-    else if (st == rt && sc == rc)
-        snprintf(c.name, sizeof(c.name), "%s x %ld%s", st->name, (long)sc, skew ? ", misaligned" : "");
-    else
-        snprintf(c.name, sizeof(c.name), "send %s x %ld, recv %s x %ld%s", st->name, (long)sc, rt->name, (long)rc,
-                 skew ? ", misaligned" : "");
-    return c;
-}
-
-static dcase rooted(dcase c, int root, int junk)
+static kt_case rooted(kt_case c, int root, int junk)
 {
     c.root = root;
     c.junk = junk;
     return c;
 }
 
-/* The cases on MPI_COMM_WORLD; the first one is the probe. */
-static int world_cases(dcase *c)
+/* Gather: roots spread over a list of cases on a communicator of `size`
+ * ranks (the first, the last, the middle, rank 1 with junk receive
+ * arguments at the non-roots, a third, ... in turn). */
+static void spread_roots(kt_case *c, int n, int size)
 {
-    int n = 0;
-    c[n++] = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
-    const int counts[4] = {1, 3, 100, 1000};
-    const kt_layout *basic[3] = {&T.byte, &T.i32, &T.dbl};
-    for (int t = 0; t < 3; t++)
-        for (int i = 0; i < 4; i++)
-            if (!(t == 1 && counts[i] == 100))
-                c[n++] = mk(basic[t], counts[i], basic[t], counts[i], 0, 0, 0);
-    c[n++] = mk(&T.byte, 1000, &T.byte, 1000, 0, 1, 0);
-    c[n++] = mk(&T.byte, 3, &T.byte, 3, 0, 3, 0);
-    c[n++] = mk(&T.dbl, 9000, &T.dbl, 9000, 0, 0, 0); /* 72000 bytes per block */
-    c[n++] = mk(&T.c3, 1, &T.c3, 1, 0, 0, 0);
-    c[n++] = mk(&T.c3, 50, &T.c3, 50, 0, 0, 0);
-    c[n++] = mk(&T.i32, 6, &T.c3, 2, 0, 0, 0);
-    c[n++] = mk(&T.i32, 240, &T.c3, 80, 0, 0, 0);
-    c[n++] = mk(&T.c3, 7, &T.i32, 21, 0, 0, 0);
-    /* gap-free types that are not plain runs of their signature (elements in
-     * another order, a positive lower bound): correct or KP_ERR_DATATYPE */
-    c[n++] = mk(&T.perm, 10, &T.perm, 10, 0, 0, 1);
-    c[n++] = mk(&T.perm, 10, &T.i32, 20, 0, 0, 1);
-    c[n++] = mk(&T.i32, 20, &T.perm, 10, 0, 0, 1);
-    c[n++] = mk(&T.lb8, 5, &T.lb8, 5, 0, 0, 1);
-    c[n++] = mk(&T.i32, 15, &T.lb8, 5, 0, 0, 1);
-    c[n++] = mk(&T.vec, 1, &T.vec, 1, 0, 0, 1);
-    c[n++] = mk(&T.vec, 20, &T.vec, 20, 0, 0, 1);
-    c[n++] = mk(&T.vec, 5, &T.i32, 30, 0, 0, 1);
-    c[n++] = mk(&T.i32, 30, &T.vec, 5, 0, 0, 1);
-    c[n++] = mk(&T.vec, 4, &T.c3, 8, 0, 0, 1);
-    c[n++] = mk(&T.vecc, 10, &T.vecc, 10, 0, 0, 1);
-    c[n++] = mk(&T.vecc, 10, &T.i32, 60, 0, 0, 1);
-    c[n++] = mk(NULL, 0, &T.i32, 100, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &T.byte, 7, 1, 1, 0);
-    c[n++] = mk(NULL, 0, &T.dbl, 1000, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &T.c3, 5, 1, 0, 0);
-    c[n++] = mk(NULL, 0, &T.vec, 3, 1, 0, 1);
-    c[n++] = mk(&T.i32, 0, &T.i32, 0, 0, 0, 0);
-    c[n++] = mk(&T.byte, 0, &T.byte, 0, 0, 1, 0);
-    c[n++] = mk(&T.c3, 0, &T.i32, 0, 0, 0, 0);
-    c[n++] = mk(NULL, 0, &T.dbl, 0, 1, 0, 0);
+    for (int i = 0; i < n; i++) {
+        const int pick[5] = {0, size - 1, size / 2, 1, size / 3};
+        c[i].root = pick[i % 5] % size;
+        c[i].junk = i % 5 == 3;
+    }
+}
+
+/* The cases on MPI_COMM_WORLD (cases.h; gather: roots spread, and a few
+ * cases with junk receive arguments at the non-roots); the first one is
+ * the probe. */
+static int world_cases(kt_case *c)
+{
+    int n = kt_cases_world(&T, c, KT_MAX_CASES);
     if (coll == KP_COLL_GATHER) {
-        /* spread the roots; a few cases with junk receive arguments at non-roots */
         for (int i = 1; i < n; i++)
             c[i].root = i % P;
-        c[n++] = rooted(mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), P - 1, 1);
-        c[n++] = rooted(mk(&T.vec, 3, &T.i32, 18, 0, 0, 1), P / 2, 1);
-        c[n++] = rooted(mk(NULL, 0, &T.dbl, 10, 1, 0, 0), P / 3, 1);
-        c[n++] = rooted(mk(&T.byte, 0, &T.byte, 0, 0, 0, 0), 0, 1);
+        n = kt_case_add(c, n, KT_MAX_CASES, rooted(kt_case_mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), P - 1, 1));
+        n = kt_case_add(c, n, KT_MAX_CASES, rooted(kt_case_mk(&T.vec, 3, &T.i32, 18, 0, 0, 1), P / 2, 1));
+        n = kt_case_add(c, n, KT_MAX_CASES, rooted(kt_case_mk(NULL, 0, &T.dbl, 10, 1, 0, 0), P / 3, 1));
+        n = kt_case_add(c, n, KT_MAX_CASES, rooted(kt_case_mk(&T.byte, 0, &T.byte, 0, 0, 0, 0), 0, 1));
     }
     return n;
 }
 
 /* gather: cases run once for every root */
-static int root_cases(dcase *c, int root)
+static int root_cases(kt_case *c, int root)
 {
     int n = 0;
-    c[n++] = rooted(mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), root, 0);
-    c[n++] = rooted(mk(NULL, 0, &T.dbl, 33, 1, 0, 0), root, root % 2);
-    c[n++] = rooted(mk(&T.byte, 5, &T.byte, 5, 0, 1, 0), root, 1);
-    c[n++] = rooted(mk(&T.vec, 2, &T.i32, 12, 0, 0, 1), root, 0);
-    c[n++] = rooted(mk(&T.i32, 12, &T.vec, 2, 0, 0, 1), root, 1);
+    c[n++] = rooted(kt_case_mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), root, 0);
+    c[n++] = rooted(kt_case_mk(NULL, 0, &T.dbl, 33, 1, 0, 0), root, root % 2);
+    c[n++] = rooted(kt_case_mk(&T.byte, 5, &T.byte, 5, 0, 1, 0), root, 1);
+    c[n++] = rooted(kt_case_mk(&T.vec, 2, &T.i32, 12, 0, 0, 1), root, 0);
+    c[n++] = rooted(kt_case_mk(&T.i32, 12, &T.vec, 2, 0, 0, 1), root, 1);
     return n;
 }
 
@@ -211,7 +155,7 @@ typedef struct call {
     int64_t nbasic;   /* basic elements per block */
 } call;
 
-static void call_prepare(call *k, const dcase *c, MPI_Comm comm, int tag)
+static void call_prepare(call *k, const kt_case *c, MPI_Comm comm, int tag)
 {
     memset(k, 0, sizeof(*k));
     MPI_Comm_size(comm, &k->P);
@@ -225,7 +169,7 @@ static void call_prepare(call *k, const dcase *c, MPI_Comm comm, int tag)
     k->nbasic = c->rc * c->rt->nelem;
     const int nsblk = coll == KP_COLL_ALLTOALL ? k->P : 1;
     if (k->pass_recv)
-        k->recv = kt_gbuf_alloc((size_t)(k->P * k->rstride), c->skew);
+        k->recv = kt_gbuf_alloc((size_t)((k->P - 1) * k->rstride + kt_case_span(c->rt, c->rc)), c->skew);
     if (k->inplace) {
         if (coll == KP_COLL_ALLTOALL)
             for (int d = 0; d < k->P; d++)
@@ -233,7 +177,7 @@ static void call_prepare(call *k, const dcase *c, MPI_Comm comm, int tag)
         else
             kt_fill(k->recv.p + k->me * k->rstride, c->rt, k->nbasic, k->me, tag);
     } else {
-        k->send = kt_gbuf_alloc((size_t)(nsblk * k->sstride), c->skew);
+        k->send = kt_gbuf_alloc((size_t)((nsblk - 1) * k->sstride + kt_case_span(c->st, c->sc)), c->skew);
         for (int d = 0; d < nsblk; d++)
             kt_fill_at(k->send.p + d * k->sstride, c->st, k->nbasic, k->me, tag, d * k->nbasic);
         k->send0 = kt_gbuf_clone(&k->send);
@@ -242,7 +186,7 @@ static void call_prepare(call *k, const dcase *c, MPI_Comm comm, int tag)
         k->init = kt_gbuf_clone(&k->recv);
 }
 
-static int call_run(call *k, const dcase *c, int tag, MPI_Comm comm)
+static int call_run(call *k, const kt_case *c, int tag, MPI_Comm comm)
 {
     const void *sb = k->inplace ? MPI_IN_PLACE : (const void *)k->send.p;
     /* under MPI_IN_PLACE the send count and type are ignored: pass garbage */
@@ -256,7 +200,7 @@ static int call_run(call *k, const dcase *c, int tag, MPI_Comm comm)
     return kp_alltoall(sb, sc, st, rb, rc, rt, comm);
 }
 
-static void call_check(call *k, const dcase *c, int tag, int rc, const char *spec, const char *ctx, astats *as)
+static void call_check(call *k, const kt_case *c, int tag, int rc, const char *spec, const char *ctx, astats *as)
 {
     char what[400];
     if (coll == KP_COLL_GATHER)
@@ -314,82 +258,67 @@ static void call_free(call *k)
 }
 
 /* One call, return code compared over comm; returns this rank's code. */
-static int run_case(const char *spec, const dcase *c, MPI_Comm comm, int tag, astats *as)
+static int run_case(const char *spec, const kt_case *c, MPI_Comm comm, int tag, astats *as)
 {
     call k;
     call_prepare(&k, c, comm, tag);
     int rc = call_run(&k, c, tag, comm);
-    char what[300];
-    snprintf(what, sizeof(what), "%s: %s (tag %d)", spec, c->name, tag);
-    same_rc(rc, comm, what);
+    int lo = 0, hi = 0;
+    kt_expect(kt_same(rc, comm, &lo, &hi), "%s: %s (tag %d): return codes differ between ranks (%d..%d; this rank %d: %s)",
+              spec, c->name, tag, lo, hi, rc, kt_str(kp_last_error()));
     call_check(&k, c, tag, rc, spec, "", as);
     call_free(&k);
     return rc;
 }
 
+/* The cases of cases.h's list `which` on comm (gather: roots spread),
+ * tags tag0, tag0 + 1, ... */
+static void run_sub(const char *spec, enum kt_sub which, MPI_Comm comm, int tag0, astats *as)
+{
+    kt_case c[KT_MAX_CASES];
+    const int n = kt_cases_sub(&T, which, c, KT_MAX_CASES);
+    int size;
+    MPI_Comm_size(comm, &size);
+    if (coll == KP_COLL_GATHER) /* roots by rank in comm */
+        spread_roots(c, n, size);
+    for (int i = 0; i < n; i++)
+        run_case(spec, &c[i], comm, tag0 + i, as);
+}
+
 static void data_split_cases(const char *spec, int tag0, astats *as)
 {
-    dcase rev_cases[5] = {mk(&T.i32, 100, &T.i32, 100, 0, 0, 0), mk(&T.byte, 1000, &T.byte, 1000, 0, 1, 0),
-                          mk(NULL, 0, &T.i32, 33, 1, 0, 0), mk(&T.c3, 5, &T.c3, 5, 0, 0, 0),
-                          mk(&T.vec, 2, &T.i32, 12, 0, 0, 1)};
-    if (coll == KP_COLL_GATHER) { /* roots by rank in the new communicator */
-        rev_cases[0].root = 0;
-        rev_cases[1].root = P - 1;
-        rev_cases[2].root = P / 2;
-        rev_cases[3] = rooted(rev_cases[3], 1, 1);
-        rev_cases[4].root = P / 3;
-    }
-
     MPI_Comm rev;
     MPI_Comm_split(MPI_COMM_WORLD, 0, P - me, &rev);
     int rr;
     MPI_Comm_rank(rev, &rr);
     kt_expect(rr == P - 1 - me, "test bug: reversed split gives rank %d to world rank %d", rr, me);
-    for (int i = 0; i < 5; i++)
-        run_case(spec, &rev_cases[i], rev, tag0 + i, as);
+    run_sub(spec, KT_SUB_REVERSED, rev, tag0, as);
     MPI_Comm_free(&rev);
 
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, P - me, &half);
-    for (int i = 0; i < 3; i++) {
-        dcase c = i == 0 ? mk(&T.i32, 100, &T.i32, 100, 0, 0, 0)
-                  : i == 1 ? mk(&T.byte, 5, &T.byte, 5, 0, 0, 0)
-                           : mk(NULL, 0, &T.dbl, 9, 1, 0, 0);
-        c.root = i; /* reduced mod the half's size */
-        run_case(spec, &c, half, tag0 + 10 + i, as);
-    }
+    run_sub(spec, KT_SUB_HALVES, half, tag0 + 10, as);
     MPI_Comm_free(&half);
 
     MPI_Comm again;
     MPI_Comm_split(MPI_COMM_WORLD, 0, me, &again);
-    for (int i = 0; i < 2; i++)
-        run_case(spec, &rev_cases[i], again, tag0 + 20 + i, as);
+    run_sub(spec, KT_SUB_AGAIN, again, tag0 + 20, as);
     MPI_Comm_free(&again);
 
-    dcase self = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
-    run_case(spec, &self, MPI_COMM_SELF, tag0 + 30, as);
-    dcase self_ip = mk(NULL, 0, &T.byte, 3, 1, 0, 0);
-    run_case(spec, &self_ip, MPI_COMM_SELF, tag0 + 31, as);
+    run_sub(spec, KT_SUB_SELF, MPI_COMM_SELF, tag0 + 30, as);
 }
 
-/* n calls back to back with no synchronisation in between: changing sizes
- * (all-to-all: a quarter of them, per block), three types, in place now and
- * then, gather roots rotating, every fifth call on a reversed communicator. */
+/* n calls back to back with no synchronisation in between (kt_case_b2b:
+ * changing sizes, per block for all-to-all a quarter of them, types, in
+ * place now and then), gather roots rotating, junk receive arguments at
+ * the non-roots every third call, every fifth call on a reversed
+ * communicator. */
 static void data_back_to_back(const char *spec, int n, int tag0, astats *as)
 {
-    static const int64_t sizes[] = {1, 17, 4096, 3, 70000, 0, 65536, 65537, 255, 8,
-                                    131075, 1000, 2, 40000, 5, 12, 99999};
-    const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     MPI_Comm rev;
     MPI_Comm_split(MPI_COMM_WORLD, 0, P - me, &rev);
     for (int i = 0; i < n; i++) {
-        int64_t bytes = sizes[i % nsizes];
-        if (coll == KP_COLL_ALLTOALL)
-            bytes = bytes > 16 ? bytes / 4 : bytes;
-        const kt_layout *L = i % 4 == 1 ? &T.i32 : i % 4 == 3 ? &T.dbl : &T.byte;
-        int64_t cnt = bytes / L->extent + (L != &T.byte && bytes > 0);
-        dcase c = i % 6 == 2 ? mk(NULL, 0, L, cnt, 1, 0, 0)
-                             : mk(L, cnt, L, cnt, 0, L == &T.byte ? (size_t)(i % 3) : 0, 0);
+        kt_case c = kt_case_b2b(&T, i, coll == KP_COLL_ALLTOALL ? 4 : 1);
         c.root = (i * 7 + 3) % P;
         c.junk = i % 3 == 0;
         MPI_Comm comm = i % 5 == 4 ? rev : MPI_COMM_WORLD;
@@ -407,7 +336,7 @@ static void data_back_to_back(const char *spec, int n, int tag0, astats *as)
 /* returns 1 when the algorithm refuses this P as a whole */
 static int data_spec(const char *spec, int tag0, int iters, astats *as, char *why, size_t whylen)
 {
-    static dcase cases[64];
+    static kt_case cases[KT_MAX_CASES];
     const int ncases = world_cases(cases);
     int rc = run_case(spec, &cases[0], MPI_COMM_WORLD, tag0, as);
     int lo = 0, hi = 0;
@@ -420,7 +349,7 @@ static int data_spec(const char *spec, int tag0, int iters, astats *as, char *wh
         run_case(spec, &cases[c], MPI_COMM_WORLD, tag0 + c, as);
     if (coll == KP_COLL_GATHER)
         for (int r = 0; r < P; r++) {
-            dcase rc5[8];
+            kt_case rc5[8];
             int nr = root_cases(rc5, r);
             for (int i = 0; i < nr; i++)
                 run_case(spec, &rc5[i], MPI_COMM_WORLD, tag0 + 100 + 8 * r + i, as);
@@ -991,7 +920,7 @@ int main(int argc, char **argv)
     bad_roots();
     if (coll != KP_COLL_BARRIER) { /* a valid call after the invalid ones */
         astats as = {0, 0};
-        dcase c = mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
+        kt_case c = kt_case_mk(&T.i32, 100, &T.i32, 100, 0, 0, 0);
         c.root = P - 1;
         run_case("auto", &c, MPI_COMM_WORLD, 99, &as);
     }
