@@ -1,0 +1,582 @@
+/*
+ * The cost model: the timed version of the checker's walk (src/sched/check.c).
+ * All P schedules are executed together with a clock per rank; the
+ * collective's time is the max over ranks of their completion times (what
+ * kport-bench reports). Nothing here knows an algorithm: a new builder is
+ * modelled the day it exists.
+ *
+ * Rules (LogGP as LogGOPSim applies it; parameters in docs/PARAMETERS.md,
+ * ns and ns/byte). Every rank enters at time 0.
+ *
+ *  - Rounds. A round starts when the rank's previous round completed and
+ *    completes at the max of its operations' completions. Inside a round the
+ *    executor's order (src/exec/p2p.c, plan.c): posts, receives, sends,
+ *    copies and peer reads/writes, waits; then MPI_Waitall.
+ *  - Posts are stores: the n-th post of a rank happens at its round's start.
+ *  - Receives are posted at the round's start (no CPU cost).
+ *  - Sends, in schedule order: send i starts at
+ *        t_i = max(cpu, nic), cpu = t_i + o_s + O*s, nic = t_i + max(g, (s-1)*G)
+ *    (the CPU is busy o_s + O*s; consecutive messages of a rank leave at
+ *    least g and (s-1)*G apart; `nic` carries over between rounds). The
+ *    message is ready at r_i = t_i + o_s + O*s.
+ *    Eager (s <= the channel's first piece's max_bytes, or one piece only):
+ *    it departs at r_i and arrives at a_i = r_i + L + (s-1)*G; the send
+ *    completes at r_i (MPI buffers it).
+ *    Rendezvous (above the eager limit): the data moves only once the
+ *    receive is posted. The request (a small message) reaches the receiver
+ *    at r_i + L_0 (L of the first piece); a piece measured by ping-pong
+ *    already holds the handshake in its L, so a receive posted before that
+ *    costs nothing extra, and one posted later at p delays the data by
+ *    p - (r_i + L_0): departure d_i = max(r_i, p - L_0), arrival
+ *    a_i = d_i + L + (s-1)*G. The send completes at a_i (the sender learns
+ *    that the receiver has the data).
+ *    s = 0 (barrier signals) uses (s-1)*G = 0.
+ *  - Which parameters: p2p.intra when both ranks are on one node of the
+ *    schedule's layout, p2p.inter otherwise; the piece for s bytes.
+ *  - Copies, peer reads and writes run on the CPU after the sends, one
+ *    after another: a copy costs shm.copy_out when its source is in the
+ *    node's segment or flag lines (KP_BUF_SHM/LINE; cache lines written by
+ *    another core), else shm.copy_in when its destination is, else
+ *    shm.memcpy; a copy onto itself (MPI_IN_PLACE) costs nothing, as the
+ *    executor skips it. Peer reads / writes cost shm.peer_read / peer_write.
+ *    Each is fixed + per_byte * bytes.
+ *  - Receives complete in arrival order, after the round's local work
+ *    (MPI progresses them in MPI_Waitall): receive j is handled at
+ *        h_j = max(a_j, cpu, rx), cpu = h_j + o_r, rx = h_j + max(g, (s-1)*G)
+ *    (the receiver's CPU and its receive gap, LogGOPSim's nextgr) and
+ *    completes at h_j + o_r.
+ *  - A wait for post n of rank q completes at max(cpu after the local work,
+ *    post time + shm.flag.fixed); it costs no CPU and does not hold up the
+ *    round's receives (the executor progresses them while it spins).
+ *
+ * Hockney, on the same walk: a message of s bytes arrives alpha + beta*s
+ * after the start of its sender's round (hockney.intra / inter), every
+ * message of a round in flight at once, no CPU overheads, no gap, no
+ * protocol; a receive completes at its arrival; copies, peer operations
+ * and waits as above.
+ *
+ * What the model ignores: contention for memory bandwidth and caches
+ * (concurrent copies and messages of several ranks, the node's shared
+ * memory bus), the data's cache state (warm or cold), MPI's internal
+ * copies beyond what O and G carry, progress: a rendezvous is assumed to
+ * advance while the sender copies (Open MPI and MPICH progress only inside
+ * MPI calls), the splitting of messages above 2^30 bytes, the time ranks
+ * enter the collective (all at 0), oversubscription (more ranks than cores:
+ * a spinning waiter steals its peer's core), and the NIC occupancy of a
+ * rendezvous message that departs later than it was issued.
+ */
+#include "model/model.h"
+
+#include "kport.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mrank {
+    const kp_sched *s;
+    int cur, end;   /* the current round's operations [cur, end) */
+    int started;    /* the current round has started */
+    double T;       /* its start (the previous round's completion) */
+    double cpu;     /* when the CPU is next free */
+    double nic;     /* when the next message may leave */
+    double rx;      /* when the next message may be taken in */
+    double local;   /* CPU after the round's sends, copies and peer operations */
+    double *t;      /* per op: recv: posted; send: departure (-1 unknown); post: time */
+    double *ready;  /* per send: ready time */
+    double *arr;    /* per send: arrival at the receiver */
+    int *match;     /* per send / recv: the counterpart's op index on the peer */
+    double *post;   /* [nposts] time of post n (index n-1), -1 unknown */
+    double done;    /* completion of the last round */
+    int finished;
+} mrank;
+
+typedef struct mctx {
+    const kp_machine *m;
+    const kp_sched *sc;
+    int P;
+    int hockney;
+    mrank *rk;
+    kp_model_result *out;
+} mctx;
+
+static double lin(const kp_linear *l, int64_t bytes)
+{
+    return l->fixed + l->per_byte * (double)bytes;
+}
+
+static int same_node(const kp_sched *s, int a, int b)
+{
+    const kp_layout *L = s->layout;
+    return L && a < L->P && b < L->P && L->node_of[a] == L->node_of[b];
+}
+
+static const kp_channel *channel(const mctx *c, int a, int b)
+{
+    return same_node(&c->sc[a], a, b) ? &c->m->intra : &c->m->inter;
+}
+
+static int is_rendezvous(const kp_channel *ch, int64_t s)
+{
+    return ch->npieces > 1 && s > ch->piece[0].max_bytes;
+}
+
+static double gap_bytes(const kp_loggp *p, int64_t s)
+{
+    return s > 1 ? (double)(s - 1) * p->G : 0.0;
+}
+
+static int shared_buf(int b)
+{
+    return b == KP_BUF_SHM || b == KP_BUF_LINE;
+}
+
+static double copy_cost(const mctx *c, const kp_sched *s, const kp_op *op)
+{
+    const kp_machine *m = c->m;
+    switch (op->kind) {
+    case KP_OP_COPY: {
+        kp_region a = op->u.copy.src, b = op->u.copy.dst;
+        if (s->inplace) { /* the send buffer aliases the receive buffer */
+            if (a.buf == KP_BUF_SEND) {
+                a.buf = KP_BUF_RECV;
+                a.off += kp_sched_inplace_offset(s);
+            }
+            if (b.buf == KP_BUF_SEND) {
+                b.buf = KP_BUF_RECV;
+                b.off += kp_sched_inplace_offset(s);
+            }
+        }
+        if (a.buf == b.buf && a.off == b.off)
+            return 0.0;
+        if (shared_buf(a.buf))
+            return lin(&m->copy_out, a.len);
+        if (shared_buf(b.buf))
+            return lin(&m->copy_in, a.len);
+        return lin(&m->memcpy_, a.len);
+    }
+    case KP_OP_PEER_READ: return lin(&m->peer_read, op->u.peer_read.src.len);
+    case KP_OP_PEER_WRITE: return lin(&m->peer_write, op->u.peer_write.dst.len);
+    default: return 0.0;
+    }
+}
+
+static void start_round(mctx *c, int r)
+{
+    mrank *k = &c->rk[r];
+    const kp_sched *s = k->s;
+    int e = k->cur;
+    while (e < s->nops && s->ops[e].round == s->ops[k->cur].round)
+        e++;
+    k->end = e;
+    const double T = k->T;
+    if (k->cpu < T)
+        k->cpu = T;
+    for (int i = k->cur; i < e; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->kind == KP_OP_POST && op->u.post.n >= 1 && op->u.post.n <= s->nposts)
+            k->post[op->u.post.n - 1] = T;
+        else if (op->kind == KP_OP_RECV)
+            k->t[i] = T;
+    }
+    for (int i = k->cur; i < e; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->kind != KP_OP_SEND)
+            continue;
+        const int q = op->u.send.peer;
+        const int64_t sz = op->u.send.src.len;
+        if (c->hockney) {
+            const kp_linear *h = same_node(s, r, q) ? &c->m->hockney_intra : &c->m->hockney_inter;
+            k->ready[i] = k->t[i] = T;
+            k->arr[i] = T + lin(h, sz);
+            continue;
+        }
+        const kp_channel *ch = channel(c, r, q);
+        const kp_loggp *p = kp_channel_piece(ch, sz);
+        const double ts = k->cpu > k->nic ? k->cpu : k->nic;
+        k->cpu = ts + p->o_s + p->O * (double)sz;
+        const double gap = gap_bytes(p, sz);
+        k->nic = ts + (p->g > gap ? p->g : gap);
+        k->ready[i] = k->cpu;
+        if (!is_rendezvous(ch, sz)) {
+            k->t[i] = k->ready[i];
+            k->arr[i] = k->t[i] + p->L + gap;
+        }
+        /* rendezvous: departure once the receive's posting time is known */
+    }
+    for (int i = k->cur; i < e; i++)
+        k->cpu += copy_cost(c, s, &s->ops[i]);
+    k->local = k->cpu;
+    k->started = 1;
+}
+
+typedef struct rcv {
+    double a;
+    int64_t s;
+    int peer;
+} rcv;
+
+static int rcv_cmp(const void *x, const void *y)
+{
+    const rcv *a = x, *b = y;
+    return a->a < b->a ? -1 : a->a > b->a ? 1 : a->peer - b->peer;
+}
+
+/* 1 when the round completed */
+static int try_complete(mctx *c, int r, rcv **buf, int *cap)
+{
+    mrank *k = &c->rk[r];
+    const kp_sched *s = k->s;
+    int ok = 1, nrecv = 0;
+    for (int i = k->cur; i < k->end; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->kind == KP_OP_SEND && k->t[i] < 0) { /* rendezvous */
+            const int q = op->u.send.peer;
+            const double p = c->rk[q].t[k->match[i]];
+            if (p < 0) {
+                ok = 0;
+                continue;
+            }
+            const kp_channel *ch = channel(c, r, q);
+            const kp_loggp *pc = kp_channel_piece(ch, op->u.send.src.len);
+            const double d = p - ch->piece[0].L;
+            k->t[i] = d > k->ready[i] ? d : k->ready[i];
+            k->arr[i] = k->t[i] + pc->L + gap_bytes(pc, op->u.send.src.len);
+        } else if (op->kind == KP_OP_RECV) {
+            nrecv++;
+            if (c->rk[op->u.recv.peer].t[k->match[i]] < 0)
+                ok = 0;
+        } else if (op->kind == KP_OP_WAIT) {
+            const mrank *q = &c->rk[op->u.wait.peer];
+            const int n = op->u.wait.n;
+            if (n < 1 || n > q->s->nposts || q->post[n - 1] < 0)
+                ok = 0;
+        }
+    }
+    if (!ok)
+        return 0;
+    double end = k->local;
+    if (nrecv > *cap) {
+        rcv *nb = realloc(*buf, (size_t)nrecv * sizeof **buf);
+        if (!nb)
+            return -1;
+        *buf = nb;
+        *cap = nrecv;
+    }
+    int n = 0;
+    for (int i = k->cur; i < k->end; i++) {
+        const kp_op *op = &s->ops[i];
+        if (op->kind == KP_OP_SEND) {
+            const double done = c->hockney || !is_rendezvous(channel(c, r, op->u.send.peer), op->u.send.src.len)
+                                    ? k->ready[i]
+                                    : k->arr[i];
+            if (done > end)
+                end = done;
+        } else if (op->kind == KP_OP_RECV) {
+            const mrank *q = &c->rk[op->u.recv.peer];
+            (*buf)[n++] = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer};
+        } else if (op->kind == KP_OP_WAIT) {
+            const double w = c->rk[op->u.wait.peer].post[op->u.wait.n - 1] + c->m->flag.fixed;
+            if (w > end)
+                end = w;
+        }
+    }
+    if (n > 1)
+        qsort(*buf, (size_t)n, sizeof **buf, rcv_cmp);
+    for (int j = 0; j < n; j++) {
+        const rcv *m = &(*buf)[j];
+        if (c->hockney) {
+            const double h = m->a > k->T ? m->a : k->T;
+            if (h > end)
+                end = h;
+            continue;
+        }
+        const kp_loggp *p = kp_channel_piece(channel(c, m->peer, r), m->s);
+        double h = m->a;
+        if (k->cpu > h)
+            h = k->cpu;
+        if (k->rx > h)
+            h = k->rx;
+        k->cpu = h + p->o_r;
+        const double gap = gap_bytes(p, m->s);
+        k->rx = h + (p->g > gap ? p->g : gap);
+        if (k->cpu > end)
+            end = k->cpu;
+    }
+    k->T = end;
+    k->cur = k->end;
+    k->started = 0;
+    if (k->cur >= s->nops) {
+        k->finished = 1;
+        k->done = end;
+    }
+    return 1;
+}
+
+typedef struct mkey {
+    int src, dst, k, rank, op;
+    int64_t len;
+} mkey;
+
+static int mkey_cmp(const void *x, const void *y)
+{
+    const mkey *a = x, *b = y;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+static int fail(mctx *c, int code, const char *msg)
+{
+    snprintf(c->out->msg, sizeof c->out->msg, "%s", msg);
+    return code;
+}
+
+/* the k-th send from a to b meets the k-th receive of b from a */
+static int match_messages(mctx *c)
+{
+    const int P = c->P;
+    int64_t ns = 0, nr = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < c->sc[r].nops; i++) {
+            ns += c->sc[r].ops[i].kind == KP_OP_SEND;
+            nr += c->sc[r].ops[i].kind == KP_OP_RECV;
+        }
+    if (ns != nr) {
+        snprintf(c->out->msg, sizeof c->out->msg, "%lld sends but %lld receives", (long long)ns, (long long)nr);
+        return KP_ERR_INTERNAL;
+    }
+    mkey *S = malloc((size_t)(ns ? ns : 1) * sizeof *S), *R = malloc((size_t)(nr ? nr : 1) * sizeof *R);
+    int *cs = calloc((size_t)P, sizeof(int)), *cr = calloc((size_t)P, sizeof(int));
+    int rc = KP_SUCCESS;
+    if (!S || !R || !cs || !cr) {
+        rc = fail(c, KP_ERR_NOMEM, "out of memory matching messages");
+        goto out;
+    }
+    int64_t a = 0, b = 0;
+    for (int r = 0; r < P; r++) {
+        const kp_sched *s = &c->sc[r];
+        for (int i = 0; i < s->nops; i++) {
+            const kp_op *op = &s->ops[i];
+            if (op->kind == KP_OP_SEND || op->kind == KP_OP_RECV) {
+                const int q = op->kind == KP_OP_SEND ? op->u.send.peer : op->u.recv.peer;
+                if (q < 0 || q >= P || q == r) {
+                    snprintf(c->out->msg, sizeof c->out->msg, "rank %d op %d: peer %d out of range", r, i, q);
+                    rc = KP_ERR_INTERNAL;
+                    goto out;
+                }
+            }
+            if (op->kind == KP_OP_SEND)
+                S[a++] = (mkey){r, op->u.send.peer, cs[op->u.send.peer]++, r, i, op->u.send.src.len};
+            else if (op->kind == KP_OP_RECV)
+                R[b++] = (mkey){op->u.recv.peer, r, cr[op->u.recv.peer]++, r, i, op->u.recv.dst.len};
+        }
+        for (int i = 0; i < s->nops; i++) { /* reset only what this rank touched */
+            const kp_op *op = &s->ops[i];
+            if (op->kind == KP_OP_SEND)
+                cs[op->u.send.peer] = 0;
+            else if (op->kind == KP_OP_RECV)
+                cr[op->u.recv.peer] = 0;
+        }
+    }
+    qsort(S, (size_t)ns, sizeof *S, mkey_cmp);
+    qsort(R, (size_t)nr, sizeof *R, mkey_cmp);
+    for (int64_t i = 0; i < ns; i++) {
+        if (mkey_cmp(&S[i], &R[i]) || S[i].len != R[i].len) {
+            snprintf(c->out->msg, sizeof c->out->msg,
+                     "send %d of rank %d to %d (%lld B) has no matching receive (schedules do not match: run kport-check)",
+                     S[i].k, S[i].src, S[i].dst, (long long)S[i].len);
+            rc = KP_ERR_INTERNAL;
+            goto out;
+        }
+        c->rk[S[i].rank].match[S[i].op] = R[i].op;
+        c->rk[R[i].rank].match[R[i].op] = S[i].op;
+    }
+out:
+    free(S);
+    free(R);
+    free(cs);
+    free(cr);
+    return rc;
+}
+
+static int walk(mctx *c, double *times)
+{
+    const int P = c->P;
+    for (int r = 0; r < P; r++) {
+        mrank *k = &c->rk[r];
+        const kp_sched *s = &c->sc[r];
+        k->s = s;
+        k->cur = k->end = k->started = k->finished = 0;
+        k->T = k->cpu = k->nic = k->rx = k->local = k->done = 0;
+        for (int i = 0; i < s->nops; i++)
+            k->t[i] = k->ready[i] = k->arr[i] = -1;
+        for (int n = 0; n < s->nposts; n++)
+            k->post[n] = -1;
+        if (s->nops == 0)
+            k->finished = 1;
+    }
+    rcv *buf = NULL;
+    int cap = 0, nfinished = 0, rc = KP_SUCCESS;
+    for (int r = 0; r < P; r++)
+        nfinished += c->rk[r].finished;
+    while (nfinished < P) {
+        int progress = 0;
+        for (int r = 0; r < P; r++) {
+            mrank *k = &c->rk[r];
+            while (!k->finished) {
+                if (!k->started) {
+                    start_round(c, r);
+                    progress = 1;
+                }
+                int d = try_complete(c, r, &buf, &cap);
+                if (d < 0) {
+                    rc = fail(c, KP_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                if (!d)
+                    break;
+                progress = 1;
+                nfinished += k->finished;
+            }
+        }
+        if (!progress) {
+            for (int r = 0; r < P; r++)
+                if (!c->rk[r].finished) {
+                    snprintf(c->out->msg, sizeof c->out->msg,
+                             "deadlock: rank %d cannot complete round %d (run kport-check)", r,
+                             c->sc[r].ops[c->rk[r].cur].round);
+                    break;
+                }
+            rc = KP_ERR_INTERNAL;
+            goto out;
+        }
+    }
+    for (int r = 0; r < P; r++)
+        times[r] = c->rk[r].done;
+out:
+    free(buf);
+    return rc;
+}
+
+int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_result *out)
+{
+    double *user_ranks = out->rank_ns;
+    memset(out, 0, sizeof *out);
+    out->rank_ns = user_ranks;
+    if (P < 1 || !sc)
+        return snprintf(out->msg, sizeof out->msg, "invalid P=%d", P), KP_ERR_PARAM;
+    if (kp_params_check(m, out->msg, sizeof out->msg))
+        return KP_ERR_PARAM;
+    mctx c = {.m = m, .sc = sc, .P = P, .out = out};
+    c.rk = calloc((size_t)P, sizeof *c.rk);
+    double *times = malloc((size_t)P * sizeof *times);
+    int rc = KP_SUCCESS;
+    if (!c.rk || !times) {
+        rc = fail(&c, KP_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int r = 0; r < P; r++) {
+        const kp_sched *s = &sc[r];
+        mrank *k = &c.rk[r];
+        size_t n = (size_t)(s->nops ? s->nops : 1);
+        k->t = malloc(n * sizeof(double));
+        k->ready = malloc(n * sizeof(double));
+        k->arr = malloc(n * sizeof(double));
+        k->match = malloc(n * sizeof(int));
+        k->post = malloc((size_t)(s->nposts ? s->nposts : 1) * sizeof(double));
+        if (!k->t || !k->ready || !k->arr || !k->match || !k->post) {
+            rc = fail(&c, KP_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        int rounds = s->nops ? s->ops[s->nops - 1].round + 1 : 0;
+        if (rounds > out->max_rounds)
+            out->max_rounds = rounds;
+        for (int i = 0; i < s->nops; i++) {
+            const kp_op *op = &s->ops[i];
+            if (op->kind == KP_OP_SEND) {
+                out->messages++;
+                out->msg_bytes += op->u.send.src.len;
+                out->rendezvous += is_rendezvous(same_node(s, r, op->u.send.peer) ? &m->intra : &m->inter,
+                                                 op->u.send.src.len);
+            } else if (op->kind == KP_OP_COPY || op->kind == KP_OP_PEER_READ || op->kind == KP_OP_PEER_WRITE) {
+                out->copies++;
+                out->copy_bytes += op->kind == KP_OP_COPY ? op->u.copy.src.len
+                                   : op->kind == KP_OP_PEER_READ ? op->u.peer_read.src.len
+                                                                 : op->u.peer_write.dst.len;
+            } else if (op->kind == KP_OP_WAIT && (op->u.wait.peer < 0 || op->u.wait.peer >= P)) {
+                snprintf(out->msg, sizeof out->msg, "rank %d op %d: waits for rank %d, out of range", r, i,
+                         op->u.wait.peer);
+                rc = KP_ERR_INTERNAL;
+                goto out;
+            }
+        }
+    }
+    if ((rc = match_messages(&c)))
+        goto out;
+    c.hockney = 1;
+    if ((rc = walk(&c, times)))
+        goto out;
+    for (int r = 0; r < P; r++)
+        if (times[r] > out->hockney_ns)
+            out->hockney_ns = times[r];
+    c.hockney = 0;
+    if ((rc = walk(&c, times)))
+        goto out;
+    out->slowest_rank = 0;
+    for (int r = 0; r < P; r++) {
+        if (times[r] > out->time_ns) {
+            out->time_ns = times[r];
+            out->slowest_rank = r;
+        }
+        if (out->rank_ns)
+            out->rank_ns[r] = times[r];
+    }
+out:
+    if (c.rk)
+        for (int r = 0; r < P; r++) {
+            free(c.rk[r].t);
+            free(c.rk[r].ready);
+            free(c.rk[r].arr);
+            free(c.rk[r].match);
+            free(c.rk[r].post);
+        }
+    free(c.rk);
+    free(times);
+    return rc;
+}
+
+int kp_model_predict(const kp_machine *m, const kp_algo *a, const kp_params *prm, const kp_layout *L, int P,
+                     int64_t bytes, int root, int inplace, kp_model_result *out)
+{
+    double *user_ranks = out->rank_ns;
+    memset(out, 0, sizeof *out);
+    out->rank_ns = user_ranks;
+    if (!a || P < 1 || P > (1 << 24))
+        return snprintf(out->msg, sizeof out->msg, "invalid algorithm or P=%d", P), KP_ERR_PARAM;
+    kp_sched *sc = calloc((size_t)P, sizeof *sc);
+    if (!sc)
+        return snprintf(out->msg, sizeof out->msg, "out of memory for %d schedules", P), KP_ERR_NOMEM;
+    int built = 0, rc = KP_SUCCESS;
+    for (; built < P; built++) {
+        rc = kp_algo_build_on(a, prm, L, built, P, bytes, root, inplace, &sc[built]);
+        if (rc != KP_SUCCESS) {
+            snprintf(out->msg, sizeof out->msg, "%s", sc[built].errmsg);
+            built++;
+            break;
+        }
+    }
+    if (rc == KP_SUCCESS)
+        rc = kp_model_scheds(m, sc, P, out);
+    else if (rc == KP_ERR_PARAM || rc == KP_ERR_UNSUPPORTED) {
+        out->refused = 1;
+        out->refuse_code = rc;
+        rc = KP_SUCCESS;
+    }
+    for (int r = 0; r < built; r++)
+        kp_sched_free(&sc[r]);
+    free(sc);
+    return rc;
+}

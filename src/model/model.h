@@ -1,0 +1,44 @@
+/*
+ * The cost model: the LogGP (and Hockney alpha-beta) time of any kport
+ * schedule, computed by walking the P schedules themselves with a clock per
+ * rank, never from a per-algorithm formula, so every algorithm present and
+ * future is modelled. The rules are in model.c's header and in
+ * docs/DESIGN.md, "The cost model"; the parameters in docs/PARAMETERS.md.
+ */
+#ifndef KP_MODEL_MODEL_H
+#define KP_MODEL_MODEL_H
+
+#include "algo/algo.h"
+#include "model/params.h"
+
+typedef struct kp_model_result {
+    int refused;        /* 1: the builder refused (msg says why); no times */
+    int refuse_code;    /* its KP_ERR_* code */
+    double time_ns;     /* LogGP: the max over ranks of the completion times */
+    double hockney_ns;  /* Hockney alpha-beta of the same walk */
+    int slowest_rank;   /* the rank that completes last (LogGP) */
+    int64_t messages;   /* sends over all ranks (a zero-byte signal counts) */
+    int64_t msg_bytes;  /* bytes those sends carry */
+    int64_t rendezvous; /* sends above the eager limit of their channel */
+    int64_t copies;     /* local copies, peer reads and peer writes over all ranks */
+    int64_t copy_bytes;
+    int max_rounds;     /* over all ranks */
+    double *rank_ns;    /* optional, set by the caller: [P] LogGP completion time of each rank */
+    char msg[256];      /* the refusal, or the error */
+} kp_model_result;
+
+/* Predict algorithm a with parameters prm (defaults applied and clamped as
+ * kport runs it) on P ranks of layout L (NULL: every rank on its own node,
+ * so every message uses p2p.inter), `bytes` per block, root, MPI_IN_PLACE.
+ * Returns KP_SUCCESS (out->refused says whether the builder refused),
+ * KP_ERR_PARAM (m fails kp_params_check, or P < 1), KP_ERR_NOMEM, or
+ * KP_ERR_INTERNAL with out->msg (schedules that do not match or deadlock:
+ * kport-check reports those). Keep out->rank_ns (NULL or an array of P). */
+int kp_model_predict(const kp_machine *m, const kp_algo *a, const kp_params *prm, const kp_layout *L, int P,
+                     int64_t bytes, int root, int inplace, kp_model_result *out);
+
+/* The same walk over already-built schedules (sc[r] is rank r's; their
+ * layout field decides intra or inter node). */
+int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_result *out);
+
+#endif /* KP_MODEL_MODEL_H */

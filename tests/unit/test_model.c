@@ -1,0 +1,316 @@
+/* Unit tests of the cost model (src/model/model.c): the time of small
+ * schedules equals the hand-computed value of the rules in model.c's header,
+ * with every step of the arithmetic written out below.
+ *
+ * The machine (times ns, per-byte ns/byte):
+ *   intra: piece 0 (s <= 1024): L=1000 o_s=100 o_r=200 g=300 G=1   O=0.5
+ *          piece 1 (above):     L=2000 o_s=400 o_r=500 g=600 G=0.5 O=0
+ *   inter: one piece:           L=5000 o_s=100 o_r=100 g=1000 G=2  O=0
+ *   shm: flag 50; copy_in 10 + 0.25 s; copy_out 20 + 0.5 s; memcpy 5 + 0.125 s;
+ *        peer_read 300 + 0.25 s; peer_write 400 + 0.5 s
+ *   hockney: intra 1000 + 1 s, inter 3000 + 2 s
+ */
+#include "algo/algo.h"
+#include "kport.h"
+#include "model/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int passed, failed;
+#define CHECK(cond)                                                                                                \
+    do {                                                                                                           \
+        if (cond)                                                                                                  \
+            passed++;                                                                                              \
+        else {                                                                                                     \
+            failed++;                                                                                              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                              \
+        }                                                                                                          \
+    } while (0)
+#define NEAR(x, y) (fabs((x) - (y)) < 1e-6)
+#define CHECK_TIME(res, logp, hock)                                                                                \
+    do {                                                                                                           \
+        CHECK(NEAR((res).time_ns, logp));                                                                          \
+        CHECK(NEAR((res).hockney_ns, hock));                                                                       \
+        if (!NEAR((res).time_ns, logp) || !NEAR((res).hockney_ns, hock))                                           \
+            fprintf(stderr, "  got LogGP %.3f (want %.3f), Hockney %.3f (want %.3f)\n", (res).time_ns,            \
+                    (double)(logp), (res).hockney_ns, (double)(hock));                                             \
+    } while (0)
+
+static kp_machine M;
+
+static void machine(void)
+{
+    kp_params_init(&M);
+    M.intra.npieces = 2;
+    M.intra.piece[0] = (kp_loggp){1024, 1000, 100, 200, 300, 1, 0.5};
+    M.intra.piece[1] = (kp_loggp){-1, 2000, 400, 500, 600, 0.5, 0};
+    M.inter.npieces = 1;
+    M.inter.piece[0] = (kp_loggp){-1, 5000, 100, 100, 1000, 2, 0};
+    M.flag = (kp_linear){50, 0};
+    M.copy_in = (kp_linear){10, 0.25};
+    M.copy_out = (kp_linear){20, 0.5};
+    M.memcpy_ = (kp_linear){5, 0.125};
+    M.peer_read = (kp_linear){300, 0.25};
+    M.peer_write = (kp_linear){400, 0.5};
+    M.hockney_intra = (kp_linear){1000, 1};
+    M.hockney_inter = (kp_linear){3000, 2};
+}
+
+static kp_layout one_node(int P)
+{
+    kp_layout L;
+    int *ids = calloc((size_t)P, sizeof(int));
+    if (!ids || kp_layout_init(&L, P, ids, 1)) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    free(ids);
+    return L;
+}
+
+static kp_model_result predict(int coll, const char *spec, const kp_layout *L, int P, int64_t bytes, int root)
+{
+    const kp_algo *a;
+    kp_params prm;
+    char err[256];
+    kp_model_result res = {0};
+    if (kp_algo_parse(coll, spec, &a, &prm, err, sizeof err) != KP_SUCCESS) {
+        fprintf(stderr, "%s: %s\n", spec, err);
+        exit(2);
+    }
+    int rc = kp_model_predict(&M, a, &prm, L, P, bytes, root, 0, &res);
+    if (rc != KP_SUCCESS)
+        fprintf(stderr, "%s P=%d: rc %d: %s\n", spec, P, rc, res.msg);
+    CHECK(rc == KP_SUCCESS && !res.refused);
+    return res;
+}
+
+/* ring, P = 2, 100 B, every rank its own node (inter).
+ * Round 0 of each rank: copy own block, send it, receive the other's.
+ *   send: t = max(cpu 0, nic 0) = 0; cpu = 0 + o_s 100 + O 0 = 100; ready 100;
+ *         arrival = 100 + L 5000 + (100-1)*G 2 = 5298
+ *   copy (memcpy): 5 + 0.125*100 = 17.5 -> cpu 117.5
+ *   receive: h = max(5298, 117.5, rx 0) = 5298, + o_r 100 = 5398
+ * Hockney: arrival 0 + 3000 + 2*100 = 3200; copy 17.5 < 3200 -> 3200. */
+static void test_ring(void)
+{
+    double ranks[3];
+    kp_model_result r = predict(KP_COLL_ALLGATHER, "ring", NULL, 2, 100, 0);
+    CHECK_TIME(r, 5398, 3200);
+    CHECK(r.messages == 2 && r.msg_bytes == 200 && r.copies == 2 && r.copy_bytes == 200 && r.max_rounds == 1);
+    /* P = 3: round 0 as above (each rank receives one message: 5398); round 1
+     * forwards it: t = max(cpu 5398, nic 0 + max(g 1000, 198)) = 5398, ready 5498,
+     * arrival 5498 + 5198 = 10696, received 10796 = 2 * 5398.
+     * Hockney: 3200, then 3200 + 3200 = 6400. */
+    kp_model_result r3 = {.rank_ns = ranks};
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
+    kp_params prm = {0};
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 3, 100, 0, 0, &r3) == KP_SUCCESS);
+    CHECK_TIME(r3, 10796, 6400);
+    CHECK(NEAR(ranks[0], 10796) && NEAR(ranks[1], 10796) && NEAR(ranks[2], 10796));
+    CHECK(r3.messages == 6 && r3.max_rounds == 2);
+}
+
+/* recursive doubling, P = 4, 100 B, one node (intra, piece 0: s <= 1024).
+ * Round 0: copy own block: 5 + 12.5 = 17.5.
+ * Round 1 (100 B): t = 17.5; cpu = 17.5 + o_s 100 + O 0.5*100 = 167.5 (ready);
+ *   nic = 17.5 + max(g 300, 99*1) = 317.5; arrival = 167.5 + L 1000 + 99 = 1266.5;
+ *   receive h = max(1266.5, 167.5, rx 0) = 1266.5, + o_r 200 = 1466.5; rx = 1266.5 + 300 = 1566.5
+ * Round 2 (200 B): t = max(1466.5, 317.5) = 1466.5; ready = 1466.5 + 100 + 100 = 1666.5;
+ *   arrival = 1666.5 + 1000 + 199 = 2865.5; h = max(2865.5, 1666.5, 1566.5) = 2865.5 -> 3065.5
+ * Hockney (intra 1000 + s): 17.5; + 1000 + 100 = 1117.5; + 1000 + 200 = 2317.5. */
+static void test_recursive_doubling(void)
+{
+    kp_layout L = one_node(4);
+    kp_model_result r = predict(KP_COLL_ALLGATHER, "recursive_doubling", &L, 4, 100, 0);
+    CHECK_TIME(r, 3065.5, 2317.5);
+    CHECK(r.messages == 8 && r.msg_bytes == 4 * 300 && r.rendezvous == 0);
+    kp_layout_free(&L);
+}
+
+/* Bruck k = 2, P = 3, 100 B, inter. Round 0 of rank 0: copy to scratch, send
+ * to 2, receive from 1, send to 1, receive from 2.
+ *   send 1: t = 0, ready 100, nic 1000, arrival 100 + 5198 = 5298
+ *   send 2: t = max(cpu 100, nic 1000) = 1000 (the gap g), ready 1100, arrival 6298
+ *   copy 17.5 -> cpu 1117.5
+ *   every rank receives one first send (5298) and one second send (6298):
+ *   h1 = 5298 -> 5398, rx = 5298 + g 1000 = 6298; h2 = max(6298, 5398, 6298) = 6298 -> 6398
+ * Round 1: rank 0 copies 300 B (5 + 37.5 = 42.5): 6440.5; ranks 1 and 2 copy
+ *   200 B and 100 B (30 + 17.5 = 47.5): 6445.5 = the max.
+ * Hockney: both messages arrive at 3200; + 47.5 = 3247.5. */
+static void test_bruck(void)
+{
+    double ranks[3];
+    kp_model_result r = {.rank_ns = ranks};
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "bruck");
+    kp_params prm = {.k = 2};
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 3, 100, 0, 0, &r) == KP_SUCCESS && !r.refused);
+    CHECK_TIME(r, 6445.5, 3247.5);
+    CHECK(NEAR(ranks[0], 6440.5) && NEAR(ranks[1], 6445.5) && NEAR(ranks[2], 6445.5));
+    CHECK(r.slowest_rank == 1);
+}
+
+/* shm_flat, P = 2 on one node, 100 B (blocks ride in the flag lines).
+ * Round 0: copy send -> line (copy_in 10 + 25 = 35), copy send -> recv (memcpy 17.5): 52.5
+ * Round 1: post 1 at 52.5; wait for the peer's post 1 (also at 52.5):
+ *   max(52.5, 52.5 + flag 50) = 102.5
+ * Round 2: copy the peer's line -> recv (copy_out 20 + 50 = 70): 172.5. Hockney the same.
+ * shm_single_copy, P = 2, 100 B:
+ * Round 0: post 1 at 0; copy 17.5. Round 1: wait for post 1 (at 0): max(17.5, 0 + 50) = 50.
+ * Round 2: peer read 300 + 25 = 325: 375. Round 3: post 2 at 375. Round 4: wait: 375 + 50 = 425. */
+static void test_shm(void)
+{
+    kp_layout L = one_node(2);
+    kp_model_result r = predict(KP_COLL_ALLGATHER, "shm_flat", &L, 2, 100, 0);
+    CHECK_TIME(r, 172.5, 172.5);
+    CHECK(r.messages == 0 && r.copies == 6);
+    r = predict(KP_COLL_ALLGATHER, "shm_single_copy", &L, 2, 100, 0);
+    CHECK_TIME(r, 425, 425);
+    kp_layout_free(&L);
+}
+
+/* Rendezvous, hand-built, P = 2 on one node: rank 0 sends s bytes to rank 1
+ * in round 0; rank 1 first copies 80000 B (memcpy 5 + 10000 = 10005), then
+ * receives in round 1 (posted at 10005).
+ * s = 2000 (piece 1, above the eager limit 1024):
+ *   ready = 0 + o_s 400 = 400; the request arrives at 400 + L_0 1000 = 1400,
+ *   before the receive is posted: departure = max(400, 10005 - 1000) = 9005;
+ *   arrival = 9005 + L 2000 + 1999*0.5 = 12004.5 (rank 0 completes then);
+ *   rank 1: h = max(12004.5, 10005) = 12004.5, + o_r 500 = 12504.5.
+ * s = 1000 (eager): ready = 100 + 0.5*1000 = 600, arrival = 600 + 1000 + 999 = 2599;
+ *   rank 1: h = max(2599, cpu 10005) = 10005, + 200 = 10205; rank 0 done at 600.
+ * Hockney (no protocol): arrival 1000 + s; rank 1 completes at max(arrival, 10005) = 10005. */
+static void late_receiver(int64_t s, double logp, double rank0)
+{
+    kp_layout L = one_node(2);
+    kp_sched sc[2];
+    for (int r = 0; r < 2; r++) {
+        kp_sched_init_coll(&sc[r], KP_COLL_ALLGATHER, r, 2, 80000, 0, 0);
+        sc[r].layout = &L;
+    }
+    kp_sched_send(&sc[0], 1, KP_BUF_SEND, 0, s);
+    kp_sched_copy(&sc[1], KP_BUF_SEND, 0, KP_BUF_RECV, 80000, 80000);
+    kp_sched_next_round(&sc[1]);
+    kp_sched_recv(&sc[1], 0, KP_BUF_RECV, 0, s);
+    CHECK(kp_sched_finish(&sc[0]) == KP_SUCCESS && kp_sched_finish(&sc[1]) == KP_SUCCESS);
+    double ranks[2];
+    kp_model_result r = {.rank_ns = ranks};
+    CHECK(kp_model_scheds(&M, sc, 2, &r) == KP_SUCCESS);
+    CHECK_TIME(r, logp, 10005);
+    CHECK(NEAR(ranks[0], rank0));
+    CHECK(r.rendezvous == (s > 1024));
+    for (int i = 0; i < 2; i++)
+        kp_sched_free(&sc[i]);
+    kp_layout_free(&L);
+}
+
+/* gather direct:k=4 on 5 ranks, 100 B, root 0, inter: four senders, all
+ * ready at 100, all arriving at 100 + 5198 = 5298; the root takes them in
+ * one after another, g = 1000 apart:
+ *   h = 5298, 6298, 7298, 8298; the last completes at 8298 + o_r 100 = 8398.
+ * Hockney: all arrive at 3200. */
+static void test_gather_fan_in(void)
+{
+    double ranks[5];
+    kp_model_result r = {.rank_ns = ranks};
+    const kp_algo *a = kp_algo_find(KP_COLL_GATHER, "direct");
+    kp_params prm = {.k = 4};
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 5, 100, 0, 0, &r) == KP_SUCCESS && !r.refused);
+    CHECK_TIME(r, 8398, 3200);
+    CHECK(r.slowest_rank == 0 && NEAR(ranks[1], 100) && NEAR(ranks[4], 100));
+}
+
+static void test_errors(void)
+{
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "concurrent_exchange");
+    kp_params prm = {.C = 3};
+    kp_model_result r = {0};
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 4, 8, 0, 0, &r) == KP_SUCCESS && r.refused &&
+          r.refuse_code == KP_ERR_UNSUPPORTED && r.msg[0]);
+    kp_machine bad = M;
+    bad.inter.piece[0].L = -1;
+    a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
+    prm = (kp_params){0};
+    CHECK(kp_model_predict(&bad, a, &prm, NULL, 4, 8, 0, 0, &r) == KP_ERR_PARAM &&
+          strstr(r.msg, "p2p.inter.pieces[0].L: -1 is negative"));
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 0, 8, 0, 0, &r) == KP_ERR_PARAM);
+    /* schedules that do not match are reported, not modelled */
+    kp_sched sc[2];
+    for (int i = 0; i < 2; i++)
+        kp_sched_init(&sc[i], i, 2, 8);
+    kp_sched_send(&sc[0], 1, KP_BUF_SEND, 0, 8);
+    kp_sched_recv(&sc[1], 0, KP_BUF_RECV, 0, 4);
+    CHECK(kp_model_scheds(&M, sc, 2, &r) == KP_ERR_INTERNAL && strstr(r.msg, "no matching receive"));
+    kp_sched_reset(&sc[0]);
+    kp_sched_reset(&sc[1]);
+    kp_sched_recv(&sc[0], 1, KP_BUF_RECV, 0, 8); /* both receive first: deadlock */
+    kp_sched_next_round(&sc[0]);
+    kp_sched_send(&sc[0], 1, KP_BUF_SEND, 0, 8);
+    kp_sched_recv(&sc[1], 0, KP_BUF_RECV, 0, 8);
+    kp_sched_next_round(&sc[1]);
+    kp_sched_send(&sc[1], 0, KP_BUF_SEND, 0, 8);
+    kp_sched_finish(&sc[0]);
+    kp_sched_finish(&sc[1]);
+    CHECK(kp_model_scheds(&M, sc, 2, &r) == KP_ERR_INTERNAL && strstr(r.msg, "deadlock"));
+    kp_sched_free(&sc[0]);
+    kp_sched_free(&sc[1]);
+}
+
+/* every algorithm of every collective is modelled (none refused by the model),
+ * and P in the thousands stays fast (P schedules built and walked) */
+static void test_every_algorithm(void)
+{
+    kp_layout L = one_node(8);
+    int colls[4] = {KP_COLL_ALLGATHER, KP_COLL_BARRIER, KP_COLL_GATHER, KP_COLL_ALLTOALL};
+    int modelled = 0;
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < kp_algo_count(colls[c]); i++) {
+            const kp_algo *a = kp_algo_at(colls[c], i);
+            kp_params prm = {0};
+            kp_model_result r = {0};
+            int rc = kp_model_predict(&M, a, &prm, &L, 8, 64, 3, 0, &r);
+            if (rc)
+                fprintf(stderr, "%s: %s\n", a->name, r.msg);
+            CHECK(rc == KP_SUCCESS);
+            if (!r.refused) {
+                CHECK(r.time_ns > 0 && r.hockney_ns > 0);
+                modelled++;
+            }
+        }
+    CHECK(modelled >= 20);
+    kp_layout_free(&L);
+    clock_t t0 = clock();
+    kp_model_result r = {0};
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "bruck");
+    kp_params prm = {.k = 1};
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 3000, 8, 0, 0, &r) == KP_SUCCESS);
+    /* 12 rounds (ceil(log2 3000)) of 5198 + 100 + ... : at least 12 message times */
+    CHECK(r.time_ns > 12 * 5298 && r.max_rounds >= 12);
+    a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 1000, 8, 0, 0, &r) == KP_SUCCESS);
+    /* 999 rounds of 100 + 5000 + 7*2 + 100 = 5214 (the copy hides behind the message) */
+    CHECK(NEAR(r.time_ns, 999 * 5214.0));
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    CHECK(secs < 20); /* about 1 s optimised, a few under the sanitizers */
+    printf("bruck P=3000 and ring P=1000 modelled in %.2f s\n", secs);
+}
+
+int main(void)
+{
+    machine();
+    test_ring();
+    test_recursive_doubling();
+    test_bruck();
+    test_shm();
+    late_receiver(2000, 12504.5, 12004.5);
+    late_receiver(1000, 10205, 600);
+    test_gather_fan_in();
+    test_errors();
+    test_every_algorithm();
+    printf("test_model: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
