@@ -14,6 +14,7 @@
 /* Every subcommand, in the order kport-bench -h lists them. */
 const kb_command *const kb_commands[] = {
     &kb_cmd_allgather, &kb_cmd_barrier, &kb_cmd_gather, &kb_cmd_alltoall, &kb_cmd_churn,
+    &kb_cmd_loggp, &kb_cmd_fanout, &kb_cmd_concurrency,
 };
 const int kb_ncommands = (int)(sizeof(kb_commands) / sizeof(kb_commands[0]));
 

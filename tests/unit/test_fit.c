@@ -1,0 +1,216 @@
+/*
+ * kport-bench's fitting code (tools/bench/fit.c) recovers known parameters
+ * from synthetic data: exact lines, lines with +-3% noise over four decades
+ * of sizes, an eager-to-rendezvous switch (a jump and a slope change) found
+ * at the right size with each piece within 5%, no false switch on a plain
+ * noisy line, and the size lists of -m; bad input is refused.
+ */
+#include "../../tools/bench/fit.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                  \
+    do {                                                                                                  \
+        if (!(cond)) {                                                                                    \
+            failures++;                                                                                   \
+            printf("FAIL line %d: ", __LINE__);                                                           \
+            printf(__VA_ARGS__);                                                                          \
+            printf("\n");                                                                                 \
+        }                                                                                                 \
+    } while (0)
+
+static int within(double got, double want, double tol)
+{
+    return fabs(got - want) <= tol * fabs(want);
+}
+
+/* deterministic noise in [-amp, amp] (xorshift) */
+static double noise(uint64_t *s, double amp)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return amp * (2.0 * (double)(*s >> 11) / 9007199254740992.0 - 1.0);
+}
+
+#define NS 21 /* sizes 1 .. 1 MiB */
+
+static void sizes(double *x)
+{
+    for (int i = 0; i < NS; i++)
+        x[i] = (double)(1u << i);
+}
+
+static void test_exact_line(void)
+{
+    double x[NS], y[NS];
+    sizes(x);
+    for (int i = 0; i < NS; i++)
+        y[i] = 250.0 + 0.125 * x[i];
+    kb_line l;
+    CHECK(kb_fit_line(x, y, NS, &l) == 0, "fit failed");
+    CHECK(within(l.a, 250.0, 1e-9) && within(l.b, 0.125, 1e-9), "exact: a %g b %g", l.a, l.b);
+    CHECK(l.rms < 1e-12, "exact: rms %g", l.rms);
+    /* unweighted on two points */
+    double x2[2] = {0, 10}, y2[2] = {1, 21};
+    CHECK(kb_fit_line_w(x2, y2, NULL, 2, &l) == 0 && within(l.a, 1, 1e-12) && within(l.b, 2, 1e-12),
+          "two points: a %g b %g", l.a, l.b);
+    /* one point, or all at one x: a flat line at the mean */
+    double x3[3] = {5, 5, 5}, y3[3] = {1, 2, 3};
+    CHECK(kb_fit_line_w(x3, y3, NULL, 3, &l) == 0 && within(l.a, 2, 1e-12) && l.b == 0, "one x: a %g b %g", l.a,
+          l.b);
+}
+
+static void test_noisy_line(void)
+{
+    uint64_t s = 88172645463325252ull;
+    double x[NS], y[NS];
+    sizes(x);
+    for (int rep = 0; rep < 20; rep++) {
+        for (int i = 0; i < NS; i++)
+            y[i] = (400.0 + 0.09 * x[i]) * (1.0 + noise(&s, 0.03));
+        kb_line l;
+        CHECK(kb_fit_line(x, y, NS, &l) == 0, "fit failed");
+        CHECK(within(l.a, 400.0, 0.05) && within(l.b, 0.09, 0.05), "noisy line %d: a %g b %g", rep, l.a, l.b);
+        kb_pieces p;
+        CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0, "pieces failed");
+        CHECK(p.npieces == 1, "noisy line %d: false switch at x = %g (rms %g vs %g)", rep, x[p.start[1]],
+              p.rms_one, p.piece[1].rms);
+    }
+}
+
+/* eager up to 4 KiB: 300 + 0.10*s; rendezvous above: 900 + 0.08*s */
+static void test_protocol_switch(void)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    double x[NS], y[NS];
+    sizes(x);
+    for (int rep = 0; rep < 20; rep++) {
+        for (int i = 0; i < NS; i++) {
+            double t = x[i] <= 4096 ? 300.0 + 0.10 * x[i] : 900.0 + 0.08 * x[i];
+            y[i] = t * (1.0 + noise(&s, rep == 0 ? 0.0 : 0.02));
+        }
+        kb_pieces p;
+        CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0, "pieces failed");
+        CHECK(p.npieces == 2, "switch %d: not found (rms %g)", rep, p.rms_one);
+        if (p.npieces != 2)
+            continue;
+        CHECK(x[p.start[1] - 1] == 4096 && x[p.start[1]] == 8192, "switch %d: at %g..%g, expected 4096..8192", rep,
+              x[p.start[1] - 1], x[p.start[1]]);
+        CHECK(within(p.piece[0].a, 300.0, 0.05), "eager fixed %g", p.piece[0].a);
+        CHECK(within(p.piece[0].b, 0.10, 0.05), "eager per byte %g", p.piece[0].b);
+        CHECK(within(p.piece[1].a, 900.0, 0.05), "rendezvous fixed %g", p.piece[1].a);
+        CHECK(within(p.piece[1].b, 0.08, 0.05), "rendezvous per byte %g", p.piece[1].b);
+    }
+    /* a pure slope change without a jump, at 64 KiB: 100 + 0.2*s, then the
+     * same time at 64 KiB and 0.05 ns/byte beyond */
+    for (int i = 0; i < NS; i++) {
+        double k = 65536.0;
+        y[i] = x[i] <= k ? 100.0 + 0.2 * x[i] : 100.0 + 0.2 * k + 0.05 * (x[i] - k);
+    }
+    kb_pieces p;
+    CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0 && p.npieces == 2, "slope change not found");
+    CHECK(p.npieces == 2 && within(p.piece[1].b, 0.05, 0.05) && within(p.piece[0].b, 0.2, 0.05),
+          "slope change: slopes %g %g", p.piece[0].b, p.piece[1].b);
+
+    /* three protocols (Open MPI's shared memory: fast box up to 256 B,
+     * eager up to 4 KiB, rendezvous): both switches, every piece within 5% */
+    uint64_t r = 12345;
+    for (int rep = 0; rep < 20; rep++) {
+        for (int i = 0; i < NS; i++) {
+            double t = x[i] <= 256 ? 450.0 + 0.2 * x[i] : x[i] <= 4096 ? 800.0 + 0.15 * x[i] : 2500.0 + 0.1 * x[i];
+            y[i] = t * (1.0 + noise(&r, rep == 0 ? 0.0 : 0.01));
+        }
+        CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0, "pieces failed");
+        CHECK(p.npieces == 3, "three protocols %d: %d pieces", rep, p.npieces);
+        if (p.npieces != 3)
+            continue;
+        CHECK(x[p.start[1]] == 512 && x[p.start[2]] == 8192, "three protocols %d: switches at %g and %g", rep,
+              x[p.start[1]], x[p.start[2]]);
+        const double a[3] = {450, 800, 2500}, b[3] = {0.2, 0.15, 0.1};
+        for (int k = 0; k < 3; k++) {
+            CHECK(within(p.piece[k].a, a[k], 0.05), "three protocols %d: piece %d fixed %g", rep, k, p.piece[k].a);
+            /* the first piece's per-byte cost is 0.2 ns over at most 256 B: 50 ns of 500, below the noise */
+            if (k > 0)
+                CHECK(within(p.piece[k].b, b[k], 0.05), "three protocols %d: piece %d per byte %g", rep, k,
+                      p.piece[k].b);
+        }
+    }
+    /* at most max_pieces */
+    CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, 2, &p) == 0 && p.npieces == 2, "max_pieces 2 gave %d", p.npieces);
+    CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, 1, &p) == 0 && p.npieces == 1, "max_pieces 1 gave %d", p.npieces);
+    CHECK(p.start[0] == 0 && p.start[1] == NS, "one piece covers every point");
+}
+
+/* costs clamped at zero do not count; all zero gives a zero line */
+static void test_zeros(void)
+{
+    double x[6] = {1, 2, 4, 8, 16, 32}, y[6] = {0, 100.5, 101, 102, 104, 108};
+    kb_line l;
+    CHECK(kb_fit_line(x, y, 6, &l) == 0 && within(l.a, 100, 1e-9) && within(l.b, 0.25, 1e-9), "zeros: a %g b %g",
+          l.a, l.b);
+    double z[3] = {0, 0, -1};
+    CHECK(kb_fit_line(x, z, 3, &l) == 0 && l.a == 0 && l.b == 0, "all zero: a %g b %g", l.a, l.b);
+    double v[10] = {5, 1, 1, 1, 1, 1, 1, 1, 1, 100};
+    CHECK(within(kb_trimmed_mean(v, 10, 0.1), 1.5, 1e-12), "trimmed mean %g", kb_trimmed_mean(v, 10, 0.1));
+}
+
+static void test_bad_input(void)
+{
+    double x[3] = {1, 2, 2}, y[3] = {1, 2, 3};
+    kb_line l;
+    kb_pieces p;
+    CHECK(kb_fit_line(x, y, 0, &l) == -1, "n = 0 accepted");
+    CHECK(kb_fit_pieces(x, y, 3, 2, 3.0, 0.03, 8, &p) == -1, "x not increasing accepted");
+    double xi[3] = {1, 2, 3};
+    CHECK(kb_fit_pieces(xi, y, 3, 2, 3.0, 0.03, 9, &p) == -1, "max_pieces 9 accepted");
+    CHECK(kb_fit_pieces(x, y, 2, 1, 3.0, 0.03, 8, &p) == -1, "min_pts 1 accepted");
+    double w[2] = {1, -1};
+    CHECK(kb_fit_line_w(x, y, w, 2, &l) == -1, "negative weight accepted");
+    double yn[2] = {1, NAN};
+    CHECK(kb_fit_line_w(x, yn, NULL, 2, &l) == -1, "NaN accepted");
+}
+
+static void test_sizes(void)
+{
+    size_t s[40];
+    const char *why;
+    int n = kb_size_list("1:1M", 0, s, 40, &why);
+    CHECK(n == 21 && s[0] == 1 && s[20] == 1048576, "1:1M gave %d sizes", n);
+    n = kb_size_list("0:8", 1, s, 40, &why);
+    CHECK(n == 5 && s[0] == 0 && s[1] == 1 && s[4] == 8, "0:8 gave %d sizes", n);
+    n = kb_size_list("0:8", 0, s, 40, &why);
+    CHECK(n == 4 && s[0] == 1, "0:8 without zero gave %d sizes", n);
+    n = kb_size_list("8,1K,64K", 0, s, 40, &why);
+    CHECK(n == 3 && s[0] == 8 && s[1] == 1024 && s[2] == 65536, "list gave %d sizes", n);
+    n = kb_size_list("100", 0, s, 40, &why);
+    CHECK(n == 7 && s[6] == 64, "100 gave %d sizes", n);
+    n = kb_size_list("3:3", 0, s, 40, &why);
+    CHECK(n == 1 && s[0] == 3, "3:3 gave %d sizes", n);
+    const char *bad[] = {"", "x", "8:4", "8,4", "8,,16", "1:", ":4", "4G", "1:1M", "0", "-1", "1K:2Q"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int max = i == 8 ? 5 : 40; /* "1:1M" with room for 5 */
+        n = kb_size_list(bad[i], 0, s, max, &why);
+        CHECK(n == -1 && why && *why, "\"%s\" accepted (%d sizes)", bad[i], n);
+    }
+}
+
+int main(void)
+{
+    test_exact_line();
+    test_noisy_line();
+    test_protocol_switch();
+    test_bad_input();
+    test_zeros();
+    test_sizes();
+    double v[4] = {4, 1, 3, 2};
+    CHECK(kb_median(v, 4) == 2.5 && kb_median(v, 3) == 2, "median");
+    if (failures)
+        printf("%d failed\n", failures);
+    else
+        printf("test_fit: all passed\n");
+    return failures ? 1 : 0;
+}

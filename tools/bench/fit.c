@@ -1,0 +1,248 @@
+/*
+ * Least-squares fits for kport-bench's machine measurements; the manual is
+ * fit.h.
+ */
+#include "fit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double rel_err(double y, double f)
+{
+    return y != 0 ? (y - f) / y : y - f;
+}
+
+int kb_fit_line_w(const double *x, const double *y, const double *w, int n, kb_line *out)
+{
+    if (n < 1 || !x || !y || !out)
+        return -1;
+    double sw = 0, swx = 0, swy = 0;
+    for (int i = 0; i < n; i++) {
+        double wi = w ? w[i] : 1.0;
+        if (!isfinite(wi) || wi < 0 || !isfinite(x[i]) || !isfinite(y[i]))
+            return -1;
+        sw += wi, swx += wi * x[i], swy += wi * y[i];
+    }
+    if (sw <= 0)
+        return -1;
+    /* centred on the weighted means: no cancellation at large x */
+    const double xm = swx / sw, ym = swy / sw;
+    double sxx = 0, sxy = 0;
+    for (int i = 0; i < n; i++) {
+        double wi = w ? w[i] : 1.0;
+        sxx += wi * (x[i] - xm) * (x[i] - xm);
+        sxy += wi * (x[i] - xm) * (y[i] - ym);
+    }
+    out->b = sxx > 0 ? sxy / sxx : 0.0;
+    out->a = ym - out->b * xm;
+    out->n = n;
+    double e2 = 0;
+    for (int i = 0; i < n; i++) {
+        double e = rel_err(y[i], out->a + out->b * x[i]);
+        e2 += e * e;
+    }
+    out->rms = sqrt(e2 / n);
+    return 0;
+}
+
+int kb_fit_line(const double *x, const double *y, int n, kb_line *out)
+{
+    if (n < 1 || !x || !y || !out)
+        return -1;
+    double *w = malloc((size_t)n * sizeof(double));
+    if (!w)
+        return -1;
+    int pos = 0, rc = 0;
+    for (int i = 0; i < n; i++) {
+        w[i] = y[i] > 0 ? 1.0 / (y[i] * y[i]) : 0.0;
+        pos += y[i] > 0;
+        if (!isfinite(x[i]) || !isfinite(y[i]))
+            rc = -1;
+    }
+    if (rc == 0 && pos == 0) {
+        out->a = out->b = out->rms = 0;
+        out->n = n;
+    } else if (rc == 0) {
+        rc = kb_fit_line_w(x, y, w, n, out);
+    }
+    free(w);
+    return rc;
+}
+
+int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
+                  kb_pieces *out)
+{
+    if (n < 1 || n > KB_FIT_MAX_POINTS || min_pts < 2 || !x || !y || !out || !(penalty > 0) ||
+        !(noise >= 0) || max_pieces < 1 || max_pieces > KB_MAX_PIECES)
+        return -1;
+    for (int i = 1; i < n; i++)
+        if (!(x[i] > x[i - 1]))
+            return -1;
+    memset(out, 0, sizeof(*out));
+    /* cost[i][j]: sum of squared relative errors of one line through [i, j) */
+    static double cost[KB_FIT_MAX_POINTS][KB_FIT_MAX_POINTS + 1];
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j <= n; j++) {
+            kb_line l;
+            if (kb_fit_line(x + i, y + i, j - i, &l))
+                return -1;
+            cost[i][j] = (j - i) * l.rms * l.rms;
+        }
+    /* best[k][j]: least cost of k pieces of >= min_pts points over [0, j); cut: where the last starts */
+    static double best[KB_MAX_PIECES + 1][KB_FIT_MAX_POINTS + 1];
+    static int cut[KB_MAX_PIECES + 1][KB_FIT_MAX_POINTS + 1];
+    for (int k = 0; k <= max_pieces; k++)
+        for (int j = 0; j <= n; j++)
+            best[k][j] = INFINITY;
+    best[0][0] = 0;
+    for (int k = 1; k <= max_pieces; k++)
+        for (int j = 1; j <= n; j++)
+            for (int i = 0; i < j; i++) {
+                int len_ok = j - i >= min_pts || (k == 1 && j == n && i == 0); /* one piece: any n */
+                if (!len_ok || !isfinite(best[k - 1][i]))
+                    continue;
+                double c = best[k - 1][i] + cost[i][j];
+                if (c < best[k][j])
+                    best[k][j] = c, cut[k][j] = i;
+            }
+    /* how many pieces: the fewest whose error is within the noise at most,
+     * and among those the least n*ln(rms^2) + penalty*k*ln(n) (the
+     * Bayesian information criterion, `penalty` parameters per piece) */
+    out->rms_one = sqrt(best[1][n] / n);
+    int kmax = 1;
+    while (kmax < max_pieces && sqrt(best[kmax][n] / n) > noise && isfinite(best[kmax + 1][n]))
+        kmax++;
+    int k = 1;
+    double bic_best = INFINITY;
+    for (int j = 1; j <= kmax; j++) {
+        double ms = best[j][n] / n;
+        double bic = n * log(ms > 1e-12 ? ms : 1e-12) + penalty * j * log((double)n);
+        if (bic < bic_best)
+            bic_best = bic, k = j;
+    }
+    out->npieces = k;
+    out->start[k] = n;
+    for (int p = k, j = n; p >= 1; p--) {
+        out->start[p - 1] = cut[p][j];
+        j = cut[p][j];
+    }
+    for (int p = 0; p < k; p++)
+        if (kb_fit_line(x + out->start[p], y + out->start[p], out->start[p + 1] - out->start[p], &out->piece[p]))
+            return -1;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double kb_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double kb_trimmed_mean(double *v, int n, double trim)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    int cut = (int)(trim * n), m = n - 2 * cut;
+    if (m < 1)
+        cut = 0, m = n;
+    double sum = 0;
+    for (int i = cut; i < cut + m; i++)
+        sum += v[i];
+    return sum / m;
+}
+
+/* a size with an optional K/M/G suffix in s[0..len) */
+static int parse_one(const char *s, size_t len, size_t *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof(buf) || !isdigit((unsigned char)s[0]))
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (*end != '\0' || (shift && v > (ULLONG_MAX >> shift)) || (v << shift) > (unsigned long long)INT_MAX)
+        return -1; /* sizes are int counts of bytes in MPI */
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+int kb_size_list(const char *val, int zero_ok, size_t *sizes, int max, const char **why)
+{
+    static const char *const bad = "expected MIN:MAX, MAX or a list such as 8,1K,64K (bytes, at most 2G-1)";
+    *why = bad;
+    if (!val || max < 1)
+        return -1;
+    const char *colon = strchr(val, ':'), *comma = strchr(val, ',');
+    int n = 0;
+    if (comma) {
+        const char *p = val;
+        for (;;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p), s;
+            if (parse_one(p, len, &s))
+                return -1;
+            if ((s == 0 && !zero_ok) || (n > 0 && s <= sizes[n - 1])) {
+                *why = s == 0 ? "size 0 is not measured here" : "list sizes must increase";
+                return -1;
+            }
+            if (n == max) {
+                *why = "too many sizes";
+                return -1;
+            }
+            sizes[n++] = s;
+            if (!e)
+                break;
+            p = e + 1;
+        }
+        return n;
+    }
+    size_t lo = 1, hi;
+    if (colon) {
+        if (parse_one(val, (size_t)(colon - val), &lo) || parse_one(colon + 1, strlen(colon + 1), &hi))
+            return -1;
+    } else if (parse_one(val, strlen(val), &hi)) {
+        return -1;
+    }
+    if (lo > hi) {
+        *why = "MIN is larger than MAX";
+        return -1;
+    }
+    if (lo == 0) {
+        if (zero_ok)
+            sizes[n++] = 0;
+        lo = 1;
+    }
+    for (size_t s = lo; s <= hi; s *= 2) {
+        if (n == max) {
+            *why = "too many sizes";
+            return -1;
+        }
+        sizes[n++] = s;
+        if (s > hi / 2)
+            break;
+    }
+    if (n == 0)
+        *why = "no size left (size 0 is not measured here)";
+    return n > 0 ? n : -1;
+}

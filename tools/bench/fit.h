@@ -1,0 +1,75 @@
+/*
+ * Fitting for kport-bench's machine measurements (loggp, fanout,
+ * concurrency): least-squares lines, a two-piece fit with a breakpoint
+ * search (a protocol change such as eager to rendezvous), and the list of
+ * message sizes they are fed. Pure arithmetic, no MPI: tests/unit/test_fit.c
+ * recovers known parameters from synthetic data.
+ *
+ * Weights. Timings over sizes from 1 byte to a megabyte span four decades;
+ * an unweighted fit in nanoseconds lets the largest sizes decide the fixed
+ * cost, which then misses the small sizes by 100% or more. The fits below
+ * minimise the *relative* squared error, sum ((y_i - f(x_i)) / y_i)^2
+ * (weights 1/y_i^2), so every size counts alike and the fixed cost comes
+ * from the small sizes, the per-byte cost from the large ones.
+ */
+#ifndef KPORT_BENCH_FIT_H
+#define KPORT_BENCH_FIT_H
+
+#include <stddef.h>
+
+/* y = a + b*x over n points; rms: root mean square relative error. */
+typedef struct kb_line {
+    double a, b, rms;
+    int n;
+} kb_line;
+
+/* Weighted least squares (w may be NULL: unweighted). n >= 1; one point or
+ * points all at one x give b = 0 and a = their weighted mean. Returns 0, or
+ * -1 for n < 1 or a non-finite or negative weight. */
+int kb_fit_line_w(const double *x, const double *y, const double *w, int n, kb_line *out);
+/* The relative fit: weights 1/y^2; points with y <= 0 (a cost clamped at
+ * zero, not a measurement) get weight 0, and without any positive y the
+ * line is a = b = 0. */
+int kb_fit_line(const double *x, const double *y, int n, kb_line *out);
+
+#define KB_MAX_PIECES 8
+#define KB_FIT_MAX_POINTS 64
+
+/* Consecutive pieces: piece p holds points [start[p], start[p+1]). */
+typedef struct kb_pieces {
+    int npieces;                  /* 1 .. KB_MAX_PIECES */
+    int start[KB_MAX_PIECES + 1]; /* start[0] = 0, start[npieces] = n */
+    kb_line piece[KB_MAX_PIECES];
+    double rms_one;               /* the single line's rms relative error */
+} kb_pieces;
+
+/* Piecewise linear fit (a protocol change - a jump or a change of slope:
+ * Open MPI's fast box and eager limits, rendezvous, a cache size - starts
+ * a new piece). For every k up to max_pieces (1 .. KB_MAX_PIECES) the best
+ * split into k pieces of at least min_pts points (least summed squared
+ * relative error, by dynamic programming) is found. The number of pieces:
+ * no more than the fewest whose rms relative error is within `noise`
+ * (0.03 = 3%), and among those the least n*ln(rms^2) + penalty*k*ln(n)
+ * (the Bayesian information criterion; penalty 3: two coefficients and a
+ * breakpoint per piece), so a noisy straight line stays one piece. At most
+ * KB_FIT_MAX_POINTS points, x increasing. Returns 0, or -1 for bad
+ * arguments. Not thread-safe (static tables). */
+int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
+                  kb_pieces *out);
+
+/* The median of v[0..n) (n >= 1); sorts v. */
+double kb_median(double *v, int n);
+/* The mean of the middle of v[0..n) after sorting: the lowest and highest
+ * `trim` fraction (0 <= trim < 0.5) left out. A timer that ticks in steps
+ * of 10-20 ns gives medians of 0 or one step for short operations; the
+ * mean of many samples resolves them. */
+double kb_trimmed_mean(double *v, int n, double trim);
+
+/* Message sizes from an -m value: "MIN:MAX" (MIN, 2*MIN, ... up to MAX, MIN
+ * 0 counts as 1 unless zero_ok, when 0 comes first), "MAX" (1:MAX) or a
+ * comma-separated list "8,1K,64K" (strictly increasing); K/M/G suffixes.
+ * Stores at most max sizes; returns their number, or -1 with a reason in
+ * why (a static string). */
+int kb_size_list(const char *val, int zero_ok, size_t *sizes, int max, const char **why);
+
+#endif

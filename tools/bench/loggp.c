@@ -1,0 +1,839 @@
+/*
+ * kport-bench loggp: measure the machine - LogGP parameters of MPI
+ * point-to-point and the costs of kport's shared-memory operations - and
+ * write the parameter file (docs/PARAMETERS.md) the cost model reads.
+ *
+ *   mpirun -np 2 kport-bench loggp [-o params.json] [-m MIN:MAX] [-i N] [-x N] [-n N] [-c] [--format json]
+ *
+ * Point to point: the parameterised round trip of Kielmann et al. ("Fast
+ * measurement of LogP parameters for message passing platforms", 2000), as
+ * Netgauge does it. PRTT(n, d, s): rank A sends n messages of s bytes with
+ * MPI_Send, spinning d ns between them; rank B receives them and answers
+ * with one message of s bytes; A's time from its first send to the answer.
+ * Per size s (-m, powers of two, default 1:1M; medians of -i runs, default
+ * 30, after -x warm-up runs, default 3; -n messages, default 8):
+ *
+ *   RTT(s) = PRTT(1, 0, s)                  (one ping-pong)
+ *   g(s)   = (PRTT(n, 0, s) - RTT(s)) / (n-1)   the gap at size s
+ *   o_s(s) = (PRTT(n, d, s) - RTT(s)) / (n-1) - d, with d = 1.5*g(s) + 1 us,
+ *            so that o_s + d exceeds the gap and the sender's overhead shows
+ *   o_r(s) = the time of MPI_Recv at B when the message has been there for
+ *            a while (B spins 1.5*RTT(s) + 1 us after its previous answer)
+ *
+ * Fits (tools/bench/fit.c, least squares of relative errors): RTT(s)/2
+ * over all sizes is split into pieces at protocol changes (a jump or a
+ * change of slope: Open MPI's fast box and eager limits, its single-copy
+ * rendezvous, a cache size; kb_fit_pieces: the best split for every number
+ * of pieces, the number by the Bayesian information criterion, never more
+ * than needed to fit within 3%); a piece's last size is its max_bytes. In
+ * each piece: g + G*s = the fit of g(s); o_s and o_r the intercepts of the
+ * fits of o_s(s), o_r(s); O = max(0, b - G), b the slope of RTT(s)/2, so
+ * the CPU's copy shows as O where the gap per byte does not explain the
+ * latency per byte; L = a + G - o_s - o_r (a the intercept of RTT(s)/2), so
+ * that one message, o_s + O*s + L + (s-1)*G + o_r, is RTT(s)/2 of the fit.
+ * Where o_s + o_r exceed a + G (in shared memory the receiver's MPI_Recv
+ * copies while the sender's overhead runs, so the two overlap), they are
+ * scaled down to it and L is 0; the table says so. hockney: one line
+ * through RTT(s)/2 over all sizes (alpha, beta).
+ *
+ * Which ranks: p2p.intra between rank 0 and the lowest rank on its host
+ * (MPI_COMM_TYPE_SHARED), p2p.inter between rank 0 and the lowest rank on
+ * another host; other ranks wait. With every rank on one host there is no
+ * inter pair: MPI carries messages between kport's emulated nodes
+ * (KPORT_NODE_SIZE) through the same shared memory, so p2p.inter is
+ * written as p2p.intra's measurement, and the output says so (on hosts of
+ * one rank each, the other way round, and no shared-memory costs).
+ *
+ * Shared memory, between rank 0 and its host peer, with the bench's own
+ * copy of kport's flag protocol (tools/bench/probe.h, as src/exec/shm.c)
+ * on an MPI_Win_allocate_shared segment; medians of timed operations, the
+ * clock's own cost subtracted:
+ *   flag        half the round trip of two flags (A posts, B waits and
+ *               posts, A waits), batches of 1000: a post seen by a waiter
+ *   copy_in     A's memcpy of s bytes from its buffer into the segment
+ *   copy_out    B's memcpy of them from the segment into its buffer (lines
+ *               written by the other core: what kport's two copies pay)
+ *   memcpy      a copy between two private buffers of A
+ *   peer_read   process_vm_readv of s bytes of B's buffer by A
+ *   peer_write  process_vm_writev of s bytes into B's buffer by A
+ * each fitted as fixed + per_byte * s (the flag: fixed only). Without
+ * cross-memory attach (ptrace rules) peer_read/peer_write are written as
+ * 0 and reported as not measured: kport never uses them then.
+ *
+ * -c: per size one untimed exchange each way with the validation pattern,
+ * every byte compared; the last copy_out, peer_read and peer_write of each
+ * size compared too. -o FILE: write the parameter file (kp_params_save),
+ * after kp_params_check; the command line and machine go into "machine".
+ *
+ * Output: a table per channel (size, RTT/2, g(s), o_s(s), o_r(s), piece)
+ * and the fitted pieces; the shared-memory table and fits. --format json:
+ * one object per measured point ("kind": "p2p" with "channel", "size",
+ * "rtt_half_us", "gap_us", "o_s_us", "o_r_us", "piece"; "kind": "shm" with
+ * "op", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
+ * "max_bytes", "L_ns", "o_s_ns", "o_r_ns", "g_ns", "G_ns_per_byte",
+ * "O_ns_per_byte", "rms"; or "op", "fixed_ns", "per_byte_ns"), each with
+ * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Progress
+ * goes to stderr, on a terminal only.
+ */
+#define _GNU_SOURCE
+#include "fit.h"
+#include "harness.h"
+#include "model/params.h"
+#include "probe.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LG_MAX_SIZES 32
+#define TAG 77
+
+typedef struct lg_opts {
+    size_t sizes[LG_MAX_SIZES];
+    int nsizes, iters, warmup, n, check, json;
+    const char *out;
+    char command[512];
+} lg_opts;
+
+/* measured per size of one channel (ns) */
+typedef struct lg_point {
+    double rtt_half, gap, o_s, o_r;
+    int piece;
+} lg_point;
+
+enum { OP_FLAG, OP_COPY_IN, OP_COPY_OUT, OP_MEMCPY, OP_PEER_READ, OP_PEER_WRITE, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {"flag", "copy_in", "copy_out", "memcpy", "peer_read", "peer_write"};
+
+static int progress; /* rank 0 on a terminal */
+
+static void usage(FILE *f, const void *arg)
+{
+    (void)arg;
+    if (kb_rank != 0)
+        return;
+    fprintf(f, "Usage: kport-bench loggp [-o params.json] [-m MIN:MAX] [-i N] [-x N] [-n N] [-c] [--format json]\n"
+               "Measures LogGP parameters (L, o_s, o_r, g, G, O) of MPI point-to-point between rank 0 and\n"
+               "a rank of its host (and of another host, if any) by parameterised round trips, and\n"
+               "kport's shared-memory costs (flag, copies, single copy); fits them and writes the\n"
+               "parameter file (docs/PARAMETERS.md) with -o. -m: sizes (default 1:1M, powers of two);\n"
+               "-i / -x: timed / warm-up runs per point (default 30 / 3); -n: messages per train\n"
+               "(default 8); -c: validate the data of every size.\n");
+}
+
+static void parse(int argc, char **argv, lg_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->iters = 30;
+    o->warmup = 3;
+    o->n = 8;
+    const char *why, *m = "1:1M";
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *val;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout, NULL);
+            MPI_Finalize();
+            exit(0);
+        }
+        if ((val = kb_long_option(argc, argv, &i, "--format", usage, NULL))) {
+            if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
+                kb_bad_usage(usage, NULL, "unknown --format \"%s\" (text or json)", val);
+            o->json = strcmp(val, "json") == 0;
+        } else if (strcmp(a, "-c") == 0) {
+            o->check = 1;
+        } else if (strcmp(a, "-m") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "-x") == 0 || strcmp(a, "-n") == 0 ||
+                   strcmp(a, "-o") == 0) {
+            if (i + 1 >= argc)
+                kb_bad_usage(usage, NULL, "option \"%s\" needs a value", a);
+            val = argv[++i];
+            if (a[1] == 'm')
+                m = val;
+            else if (a[1] == 'o')
+                o->out = val;
+            else if (a[1] == 'i' && (kb_parse_int(val, 1, &o->iters) || o->iters > 100000))
+                kb_bad_usage(usage, NULL, "bad -i \"%s\" (an integer 1..100000)", val);
+            else if (a[1] == 'x' && (kb_parse_int(val, 0, &o->warmup) || o->warmup > 100000))
+                kb_bad_usage(usage, NULL, "bad -x \"%s\" (an integer 0..100000)", val);
+            else if (a[1] == 'n' && (kb_parse_int(val, 2, &o->n) || o->n > 1000))
+                kb_bad_usage(usage, NULL, "bad -n \"%s\" (an integer 2..1000)", val);
+        } else {
+            kb_bad_usage(usage, NULL, "unknown option \"%s\"", a);
+        }
+    }
+    o->nsizes = kb_size_list(m, 0, o->sizes, LG_MAX_SIZES, &why);
+    if (o->nsizes < 1) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "bad -m \"%s\": %s", m, why);
+        kb_bad_usage(usage, NULL, "%s", msg);
+    }
+    size_t used = 0;
+    for (int i = 0; i < argc && used + 2 < sizeof(o->command); i++) {
+        int w = snprintf(o->command + used, sizeof(o->command) - used, "%s%s", i ? " " : "",
+                         i == 0 ? "kport-bench" : argv[i]);
+        if (w < 0 || (size_t)w >= sizeof(o->command) - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+static void show_progress(const char *what, size_t size)
+{
+    if (progress) {
+        fprintf(stderr, "\rloggp: %-10s %8zu B   ", what, size);
+        fflush(stderr);
+    }
+}
+
+/* bytes of buf[0..n) that differ from id's pattern for iter */
+static long long count_bad(const unsigned char *buf, size_t n, uint64_t id, int iter, unsigned char *scratch)
+{
+    kb_fill_pattern(scratch, n, id, iter, 0);
+    long long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += buf[i] != scratch[i];
+    return bad;
+}
+
+/* ------------------------------------------------------------------------- */
+/* MPI point to point: PRTT(n, d, s) between ranks 0 (A) and 1 (B) of pc     */
+/* ------------------------------------------------------------------------- */
+
+/* Median over runs of PRTT(n, d, s) in ns (on A; B returns 0). */
+static double prtt(MPI_Comm pc, int me, int n, double d, size_t s, unsigned char *buf, const lg_opts *o, double *v)
+{
+    for (int r = 0; r < o->warmup + o->iters; r++) {
+        if (me == 0) {
+            double t0 = kb_now_ns();
+            for (int k = 0; k < n; k++) {
+                MPI_Send(buf, (int)s, MPI_BYTE, 1, TAG, pc);
+                if (d > 0 && k + 1 < n) /* between messages, not after the last */
+                    kb_spin_until(kb_now_ns(), d);
+            }
+            MPI_Recv(buf, (int)s, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
+            if (r >= o->warmup)
+                v[r - o->warmup] = kb_now_ns() - t0;
+        } else {
+            for (int k = 0; k < n; k++)
+                MPI_Recv(buf, (int)s, MPI_BYTE, 0, TAG, pc, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)s, MPI_BYTE, 0, TAG, pc);
+        }
+    }
+    return me == 0 ? kb_median(v, o->iters) : 0.0;
+}
+
+/* Median time of MPI_Recv at B for a message that has already arrived. */
+static double recv_overhead(MPI_Comm pc, int me, size_t s, double wait, unsigned char *buf, const lg_opts *o,
+                            double *v)
+{
+    MPI_Sendrecv(NULL, 0, MPI_BYTE, 1 - me, TAG, NULL, 0, MPI_BYTE, 1 - me, TAG, pc, MPI_STATUS_IGNORE);
+    double last = kb_now_ns();
+    for (int r = 0; r < o->warmup + o->iters; r++) {
+        if (me == 0) {
+            MPI_Send(buf, (int)s, MPI_BYTE, 1, TAG, pc);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
+        } else {
+            kb_spin_until(last, wait);
+            double t0 = kb_now_ns();
+            MPI_Recv(buf, (int)s, MPI_BYTE, 0, TAG, pc, MPI_STATUS_IGNORE);
+            double t1 = kb_now_ns();
+            if (r >= o->warmup)
+                v[r - o->warmup] = t1 - t0;
+            MPI_Send(NULL, 0, MPI_BYTE, 0, TAG, pc);
+            last = kb_now_ns();
+        }
+    }
+    double med = me == 1 ? kb_median(v, o->iters) : 0.0;
+    MPI_Bcast(&med, 1, MPI_DOUBLE, 1, pc);
+    return med;
+}
+
+/* One untimed exchange each way with the pattern; wrong bytes (on A). */
+static long long p2p_check(MPI_Comm pc, int me, size_t s, int iter, unsigned char *buf, unsigned char *scratch)
+{
+    long long bad = 0;
+    if (me == 0) {
+        kb_fill_pattern(buf, s, kb_pair_id(0, 1), iter, 0);
+        MPI_Send(buf, (int)s, MPI_BYTE, 1, TAG, pc);
+        memset(buf, 0, s);
+        MPI_Recv(buf, (int)s, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
+        bad += count_bad(buf, s, kb_pair_id(1, 0), iter, scratch);
+    } else {
+        memset(buf, 0, s);
+        MPI_Recv(buf, (int)s, MPI_BYTE, 0, TAG, pc, MPI_STATUS_IGNORE);
+        bad += count_bad(buf, s, kb_pair_id(0, 1), iter, scratch);
+        kb_fill_pattern(buf, s, kb_pair_id(1, 0), iter, 0);
+        MPI_Send(buf, (int)s, MPI_BYTE, 0, TAG, pc);
+    }
+    long long all;
+    MPI_Allreduce(&bad, &all, 1, MPI_LONG_LONG, MPI_SUM, pc);
+    return all;
+}
+
+static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_point *pt, long long *bad,
+                        unsigned char *buf, unsigned char *scratch, double *v)
+{
+    int me;
+    MPI_Comm_rank(pc, &me);
+    for (int i = 0; i < o->nsizes; i++) {
+        size_t s = o->sizes[i];
+        if (me == 0)
+            show_progress(name, s);
+        double rtt = prtt(pc, me, 1, 0, s, buf, o, v);
+        double trn = prtt(pc, me, o->n, 0, s, buf, o, v);
+        double g = (trn - rtt) / (o->n - 1);
+        double d = 1.5 * (g > 0 ? g : 0) + 1000.0;
+        MPI_Bcast(&d, 1, MPI_DOUBLE, 0, pc);
+        double trd = prtt(pc, me, o->n, d, s, buf, o, v);
+        double wait = 1.5 * rtt + 1000.0;
+        MPI_Bcast(&wait, 1, MPI_DOUBLE, 0, pc);
+        double orr = recv_overhead(pc, me, s, wait, buf, o, v);
+        pt[i].rtt_half = rtt / 2;
+        pt[i].gap = g > 0 ? g : 0;
+        pt[i].o_s = (trd - rtt) / (o->n - 1) - d;
+        if (pt[i].o_s < 0)
+            pt[i].o_s = 0;
+        pt[i].o_r = orr;
+        if (o->check)
+            *bad += p2p_check(pc, me, s, i, buf, scratch);
+    }
+}
+
+/* src truncated to dst[0..n) */
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    size_t l = strnlen(src, n - 1);
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+static double clamp0(double v)
+{
+    return v > 0 && isfinite(v) ? v : 0.0;
+}
+
+/* The LogGP pieces of a channel from its points (on A). */
+static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_pieces *pcs, kp_linear *hockney,
+                        double *scale)
+{
+    double x[LG_MAX_SIZES], y[LG_MAX_SIZES], yg[LG_MAX_SIZES], ys[LG_MAX_SIZES], yr[LG_MAX_SIZES];
+    int n = o->nsizes;
+    for (int i = 0; i < n; i++) {
+        x[i] = (double)o->sizes[i];
+        y[i] = pt[i].rtt_half;
+        yg[i] = pt[i].gap;
+        ys[i] = pt[i].o_s;
+        yr[i] = pt[i].o_r;
+    }
+    kb_fit_pieces(x, y, n, 3, 3.0, 0.03, KP_MAX_PIECES < KB_MAX_PIECES ? KP_MAX_PIECES : KB_MAX_PIECES, pcs);
+    kb_line h;
+    kb_fit_line(x, y, n, &h);
+    hockney->fixed = clamp0(h.a);
+    hockney->per_byte = clamp0(h.b);
+    memset(ch, 0, sizeof(*ch));
+    ch->npieces = pcs->npieces;
+    for (int p = 0; p < pcs->npieces; p++) {
+        int lo = pcs->start[p], hi = pcs->start[p + 1];
+        kb_line lg, ls, lr;
+        kb_fit_line(x + lo, yg + lo, hi - lo, &lg);
+        kb_fit_line(x + lo, ys + lo, hi - lo, &ls);
+        kb_fit_line(x + lo, yr + lo, hi - lo, &lr);
+        kp_loggp *q = &ch->piece[p];
+        q->max_bytes = p + 1 < pcs->npieces ? (int64_t)o->sizes[hi - 1] : -1;
+        q->g = clamp0(lg.a);
+        q->G = clamp0(lg.b);
+        q->o_s = clamp0(ls.a);
+        q->o_r = clamp0(lr.a);
+        q->O = clamp0(pcs->piece[p].b - q->G);
+        /* one message, o_s + O*s + L + (s-1)*G + o_r, is the fit of RTT(s)/2:
+         * overheads measured larger than that (the receiver's MPI_Recv may
+         * copy while the sender's overhead still runs) are scaled down to it */
+        double a = clamp0(pcs->piece[p].a + q->G);
+        scale[p] = 1.0;
+        if (q->o_s + q->o_r > a) {
+            scale[p] = a > 0 ? a / (q->o_s + q->o_r) : 0.0;
+            q->o_s *= scale[p];
+            q->o_r *= scale[p];
+        }
+        q->L = clamp0(a - q->o_s - q->o_r);
+        for (int i = lo; i < hi; i++)
+            pt[i].piece = p;
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Shared memory                                                              */
+/* ------------------------------------------------------------------------- */
+
+typedef struct shm_result {
+    double t[OP_COUNT][LG_MAX_SIZES]; /* ns per operation (flag: [0] only) */
+    kp_linear fit[OP_COUNT];
+    int cma; /* cross-memory attach worked */
+    long long bad;
+} shm_result;
+
+static int reps_for(size_t s, int iters)
+{
+    size_t r = ((size_t)8 << 20) / (s ? s : 1);
+    if (r > 1000)
+        r = 1000;
+    if (r < (size_t)iters)
+        r = (size_t)iters;
+    return (int)r;
+}
+
+static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *res, unsigned char *buf,
+                        unsigned char *buf2, unsigned char *scratch, double *v)
+{
+    int me;
+    MPI_Comm_rank(pc, &me);
+    size_t maxs = o->sizes[o->nsizes - 1];
+    memset(res, 0, sizeof(*res));
+    kb_seg seg;
+    if (kb_seg_open(pc, maxs, oversub, &seg)) {
+        if (me == 0)
+            fprintf(stderr, "kport-bench: loggp: cannot allocate a shared segment of %zu bytes\n", maxs);
+        res->bad = -1;
+        return;
+    }
+    const double tc = kb_timer_cost_ns();
+    uint64_t seq = 0;
+
+    /* flag: half the round trip, batches of 1000 */
+    if (me == 0)
+        show_progress("flag", 8);
+    int batches = o->warmup + o->iters, per = oversub ? 100 : 1000;
+    for (int b = 0; b < batches; b++) {
+        double t0 = kb_now_ns();
+        for (int k = 0; k < per; k++) {
+            seq++;
+            if (me == 0) {
+                kb_seg_post(&seg, seq);
+                kb_seg_wait(&seg, 1, seq);
+            } else {
+                kb_seg_wait(&seg, 0, seq);
+                kb_seg_post(&seg, seq);
+            }
+        }
+        if (b >= o->warmup)
+            v[b - o->warmup] = (kb_now_ns() - t0) / (2.0 * per);
+    }
+    res->t[OP_FLAG][0] = kb_median(v, o->iters);
+    MPI_Bcast(&res->t[OP_FLAG][0], 1, MPI_DOUBLE, 0, pc);
+
+    /* copy_in (A) / copy_out (B): A copies in and posts, B waits, copies out and posts */
+    for (int i = 0; i < o->nsizes; i++) {
+        size_t s = o->sizes[i];
+        if (me == 0)
+            show_progress("copies", s);
+        kb_fill_pattern(buf, s, kb_pair_id(0, 1), i, 0);
+        int reps = reps_for(s, o->iters);
+        double *vv = malloc((size_t)reps * sizeof(double));
+        if (!vv)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        for (int r = -o->warmup; r < reps; r++) {
+            seq++;
+            double t0, t1;
+            if (me == 0) {
+                t0 = kb_now_ns();
+                memcpy(seg.data, buf, s);
+                t1 = kb_now_ns();
+                kb_seg_post(&seg, seq);
+                kb_seg_wait(&seg, 1, seq);
+            } else {
+                kb_seg_wait(&seg, 0, seq);
+                t0 = kb_now_ns();
+                memcpy(buf2, seg.data, s);
+                t1 = kb_now_ns();
+                kb_seg_post(&seg, seq);
+            }
+            if (r >= 0)
+                vv[r] = t1 - t0 - tc;
+        }
+        double med = kb_trimmed_mean(vv, reps, 0.1), both[2];
+        double mine[2] = {me == 0 ? med : 0, me == 1 ? med : 0};
+        MPI_Allreduce(mine, both, 2, MPI_DOUBLE, MPI_SUM, pc);
+        res->t[OP_COPY_IN][i] = both[0];
+        res->t[OP_COPY_OUT][i] = both[1];
+        if (o->check && me == 1)
+            res->bad += count_bad(buf2, s, kb_pair_id(0, 1), i, scratch);
+
+        /* memcpy: A alone, batches of copies between two private buffers */
+        if (me == 0) {
+            int per = reps < 100 ? 10 : 100, nb = reps / 10 > o->iters ? o->iters : reps / 10;
+            if (nb < 3)
+                nb = 3;
+            for (int b = -o->warmup; b < nb; b++) {
+                double t0 = kb_now_ns();
+                for (int k = 0; k < per; k++)
+                    memcpy(k % 2 ? buf : buf2, k % 2 ? buf2 : buf, s);
+                double t1 = kb_now_ns();
+                if (b >= 0)
+                    vv[b] = (t1 - t0 - tc) / per;
+            }
+            res->t[OP_MEMCPY][i] = kb_median(vv, nb);
+        }
+        free(vv);
+        MPI_Barrier(pc);
+    }
+    kb_seg_close(&seg);
+
+    /* single copy: B's buffer address and pid to A; A reads and writes it */
+    unsigned long long where[2] = {(unsigned long long)(uintptr_t)buf2, (unsigned long long)getpid()};
+    MPI_Bcast(where, 2, MPI_UNSIGNED_LONG_LONG, 1, pc);
+    int cma = 1;
+    for (int i = 0; i < o->nsizes && cma; i++) {
+        size_t s = o->sizes[i];
+        if (me == 1)
+            kb_fill_pattern(buf2, s, kb_pair_id(1, 0), i, 0);
+        MPI_Barrier(pc);
+        if (me == 0) {
+            show_progress("single copy", s);
+            int reps = reps_for(s, o->iters);
+            double *vv = malloc((size_t)reps * sizeof(double));
+            if (!vv)
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            for (int w = 0; w < 2 && cma; w++) {
+                for (int r = -o->warmup; r < reps; r++) {
+                    struct iovec l = {w ? buf : scratch, s}, rr = {(void *)(uintptr_t)where[0], s};
+                    double t0 = kb_now_ns();
+                    ssize_t got = w ? process_vm_writev((pid_t)where[1], &l, 1, &rr, 1, 0)
+                                    : process_vm_readv((pid_t)where[1], &l, 1, &rr, 1, 0);
+                    double t1 = kb_now_ns();
+                    if (got != (ssize_t)s) {
+                        cma = 0;
+                        break;
+                    }
+                    if (r >= 0)
+                        vv[r] = t1 - t0 - tc;
+                }
+                if (cma)
+                    res->t[w ? OP_PEER_WRITE : OP_PEER_READ][i] = kb_trimmed_mean(vv, reps, 0.1);
+                if (cma && w == 0 && o->check) { /* scratch holds B's data; buf gets pattern (0,1) for writes */
+                    unsigned char *tmp = malloc(s);
+                    if (!tmp)
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                    memcpy(tmp, scratch, s);
+                    res->bad += count_bad(tmp, s, kb_pair_id(1, 0), i, scratch);
+                    free(tmp);
+                    kb_fill_pattern(buf, s, kb_pair_id(0, 1), i + 1000, 0);
+                }
+            }
+            free(vv);
+        }
+        MPI_Bcast(&cma, 1, MPI_INT, 0, pc);
+        if (cma && o->check && me == 1)
+            res->bad += count_bad(buf2, s, kb_pair_id(0, 1), i + 1000, scratch);
+    }
+    res->cma = cma;
+    long long all;
+    MPI_Allreduce(&res->bad, &all, 1, MPI_LONG_LONG, MPI_SUM, pc);
+    res->bad = all;
+
+    /* fits (A) */
+    double x[LG_MAX_SIZES];
+    for (int i = 0; i < o->nsizes; i++)
+        x[i] = (double)o->sizes[i];
+    res->fit[OP_FLAG].fixed = clamp0(res->t[OP_FLAG][0]);
+    for (int op = OP_COPY_IN; op < OP_COUNT; op++) {
+        if ((op == OP_PEER_READ || op == OP_PEER_WRITE) && !cma)
+            continue;
+        kb_line l;
+        double y[LG_MAX_SIZES];
+        memcpy(y, res->t[op], sizeof(y));
+        kb_fit_line(x, y, o->nsizes, &l);
+        res->fit[op].fixed = clamp0(l.a);
+        res->fit[op].per_byte = clamp0(l.b);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Output                                                                     */
+/* ------------------------------------------------------------------------- */
+
+static void json_tail(const char *mpi, int P, const lg_opts *o, long long bad)
+{
+    printf(",\"mpi\":");
+    kb_json_string(stdout, mpi);
+    printf(",\"P\":%d,\"iterations\":%d,\"validated\":%s,\"status\":\"%s\"", P, o->iters,
+           o->check && bad == 0 ? "true" : "false", bad ? "invalid" : "ok");
+    if (o->check)
+        printf(",\"errors\":%lld", bad);
+    printf("}\n");
+}
+
+static void print_channel(const lg_opts *o, const char *name, const lg_point *pt, const kp_channel *ch,
+                          const kb_pieces *pcs, const double *scale, const char *mpi, int P, long long bad)
+{
+    if (o->json) {
+        for (int i = 0; i < o->nsizes; i++) {
+            printf("{\"coll\":\"loggp\",\"kind\":\"p2p\",\"channel\":\"%s\",\"size\":%zu,\"rtt_half_us\":%.4f,"
+                   "\"gap_us\":%.4f,\"o_s_us\":%.4f,\"o_r_us\":%.4f,\"piece\":%d",
+                   name, o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3, pt[i].o_s * 1e-3, pt[i].o_r * 1e-3,
+                   pt[i].piece);
+            json_tail(mpi, P, o, bad);
+        }
+        for (int p = 0; p < ch->npieces; p++) {
+            const kp_loggp *q = &ch->piece[p];
+            printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"channel\":\"%s\",\"piece\":%d,\"max_bytes\":%lld,"
+                   "\"L_ns\":%.2f,\"o_s_ns\":%.2f,\"o_r_ns\":%.2f,\"g_ns\":%.2f,\"G_ns_per_byte\":%.5f,"
+                   "\"O_ns_per_byte\":%.5f,\"rms\":%.4f",
+                   name, p, (long long)q->max_bytes, q->L, q->o_s, q->o_r, q->g, q->G, q->O, pcs->piece[p].rms);
+            json_tail(mpi, P, o, bad);
+        }
+        return;
+    }
+    printf("%-12s%14s%12s%12s%12s%7s\n", "# size(B)", "RTT/2(us)", "g(s)(us)", "o_s(us)", "o_r(us)", "piece");
+    for (int i = 0; i < o->nsizes; i++)
+        printf("%-12zu%14.3f%12.3f%12.3f%12.3f%7d\n", o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3,
+               pt[i].o_s * 1e-3, pt[i].o_r * 1e-3, pt[i].piece);
+    printf("# p2p.%s: %d piece%s (rms error of RTT/2: one line %.1f%%", name, pcs->npieces,
+           pcs->npieces == 1 ? "" : "s", 100 * pcs->rms_one);
+    for (int p = 0; p < pcs->npieces && pcs->npieces > 1; p++)
+        printf("%s%.1f%%", p == 0 ? "; pieces " : ", ", 100 * pcs->piece[p].rms);
+    printf(")\n");
+    for (int p = 1; p < pcs->npieces; p++)
+        printf("#   a protocol change between %zu and %zu bytes\n", o->sizes[pcs->start[p] - 1],
+               o->sizes[pcs->start[p]]);
+    printf("%-9s%11s%10s%10s%10s%10s%12s%12s\n", "# piece", "max_bytes", "L(ns)", "o_s(ns)", "o_r(ns)", "g(ns)",
+           "G(ns/B)", "O(ns/B)");
+    for (int p = 0; p < ch->npieces; p++) {
+        const kp_loggp *q = &ch->piece[p];
+        printf("# %-7d%11lld%10.1f%10.1f%10.1f%10.1f%12.5f%12.5f", p, (long long)q->max_bytes, q->L, q->o_s, q->o_r,
+               q->g, q->G, q->O);
+        if (scale[p] <= 0.0)
+            printf("  (RTT/2's line starts below 0: fixed costs 0)");
+        else if (scale[p] < 1.0)
+            printf("  (o_s, o_r scaled by %.2f to fit RTT/2)", scale[p]);
+        printf("\n");
+    }
+}
+
+static void print_shm(const lg_opts *o, const shm_result *r, const char *mpi, int P)
+{
+    if (o->json) {
+        for (int op = 0; op < OP_COUNT; op++) {
+            if ((op == OP_PEER_READ || op == OP_PEER_WRITE) && !r->cma)
+                continue;
+            for (int i = 0; i < (op == OP_FLAG ? 1 : o->nsizes); i++) {
+                printf("{\"coll\":\"loggp\",\"kind\":\"shm\",\"op\":\"%s\",\"size\":%zu,\"time_us\":%.5f",
+                       op_names[op], op == OP_FLAG ? (size_t)8 : o->sizes[i], r->t[op][i] * 1e-3);
+                json_tail(mpi, P, o, r->bad);
+            }
+            printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"%s\",\"fixed_ns\":%.3f,\"per_byte_ns\":%.6f",
+                   op_names[op], r->fit[op].fixed, r->fit[op].per_byte);
+            json_tail(mpi, P, o, r->bad);
+        }
+        return;
+    }
+    printf("# shm: kport's shared-memory operations (ns per operation, medians)\n");
+    printf("# flag: a post seen by a waiting peer: %.1f ns\n", r->t[OP_FLAG][0]);
+    printf("%-12s%12s%12s%12s%12s%12s\n", "# size(B)", "copy_in", "copy_out", "memcpy", "peer_read", "peer_write");
+    for (int i = 0; i < o->nsizes; i++) {
+        printf("%-12zu%12.1f%12.1f%12.1f", o->sizes[i], r->t[OP_COPY_IN][i], r->t[OP_COPY_OUT][i],
+               r->t[OP_MEMCPY][i]);
+        if (r->cma)
+            printf("%12.1f%12.1f\n", r->t[OP_PEER_READ][i], r->t[OP_PEER_WRITE][i]);
+        else
+            printf("%12s%12s\n", "-", "-");
+    }
+    printf("%-12s%12s%14s\n", "# op", "fixed(ns)", "per_byte(ns)");
+    for (int op = 0; op < OP_COUNT; op++) {
+        if ((op == OP_PEER_READ || op == OP_PEER_WRITE) && !r->cma)
+            printf("# %-10s%12s%14s  (cross-memory attach not permitted: not measured, written as 0)\n",
+                   op_names[op], "-", "-");
+        else
+            printf("# %-10s%12.1f%14.5f\n", op_names[op], r->fit[op].fixed, r->fit[op].per_byte);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* main                                                                       */
+/* ------------------------------------------------------------------------- */
+
+static int loggp_main(int argc, char **argv)
+{
+    lg_opts o;
+    parse(argc, argv, &o);
+    int P;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (P < 2)
+        kb_bad_usage(usage, NULL, "loggp needs at least 2 ranks%s", "");
+    progress = kb_rank == 0 && isatty(STDERR_FILENO);
+
+    int *host = malloc((size_t)P * sizeof(int));
+    if (!host)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    kb_host_map(MPI_COMM_WORLD, host);
+    int intra_peer = -1, inter_peer = -1;
+    for (int r = P - 1; r >= 1; r--) {
+        if (host[r] == host[0])
+            intra_peer = r;
+        else
+            inter_peer = r;
+    }
+    free(host);
+    int cores, oversub = kb_oversubscribed(MPI_COMM_WORLD, &cores);
+
+    size_t maxs = o.sizes[o.nsizes - 1];
+    unsigned char *buf = malloc(maxs), *buf2 = malloc(maxs), *scratch = malloc(maxs);
+    int vn = o.iters > 1000 ? o.iters : 1000;
+    double *v = malloc((size_t)vn * sizeof(double));
+    int ok = buf && buf2 && scratch && v, gok;
+    MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!gok) {
+        if (kb_rank == 0)
+            fprintf(stderr, "kport-bench: loggp: cannot allocate buffers of %zu bytes\n", maxs);
+        return 1;
+    }
+    memset(buf, 0, maxs);
+    memset(buf2, 0, maxs);
+
+    char mpi[256], knodes[256];
+    kb_mpi_library_name(mpi, sizeof(mpi));
+    kb_kport_layout(MPI_COMM_WORLD, knodes, sizeof(knodes));
+    int hosts, rmin, rmax;
+    kb_node_layout(MPI_COMM_WORLD, &hosts, &rmin, &rmax);
+
+    kp_machine m;
+    kp_params_init(&m);
+    m.cores = cores;
+    if (kb_rank == 0 && !o.json) {
+        printf("# kport-bench loggp\n# MPI: %s\n# P = %d, %d host%s; kport node layout: %s\n", mpi, P, hosts,
+               hosts == 1 ? "" : "s", knodes);
+        printf("# sizes %zu..%zu B, %d timed runs (+%d warm-up) per point, trains of %d messages%s\n", o.sizes[0],
+               maxs, o.iters, o.warmup, o.n, oversub ? "; OVERSUBSCRIBED (ranks > cores)" : "");
+        printf("# PRTT(n,d,s) (Kielmann et al.): RTT = PRTT(1,0,s); g(s) = (PRTT(n,0,s)-RTT)/(n-1);\n"
+               "#   o_s(s) = (PRTT(n,d,s)-RTT)/(n-1) - d; o_r(s) = MPI_Recv of a message already there\n");
+        fflush(stdout);
+    }
+
+    int failures = 0;
+    const int peers[2] = {intra_peer, inter_peer};
+    kp_channel *chs[2] = {&m.intra, &m.inter};
+    kp_linear *hock[2] = {&m.hockney_intra, &m.hockney_inter};
+    int measured[2] = {0, 0};
+    shm_result shm;
+    memset(&shm, 0, sizeof(shm));
+    for (int c = 0; c < 2; c++) {
+        if (peers[c] < 0)
+            continue;
+        int color = kb_rank == 0 || kb_rank == peers[c] ? 1 : MPI_UNDEFINED;
+        MPI_Comm pc;
+        MPI_Comm_split(MPI_COMM_WORLD, color, kb_rank, &pc);
+        lg_point pt[LG_MAX_SIZES];
+        kb_pieces pcs;
+        memset(pt, 0, sizeof(pt));
+        memset(&pcs, 0, sizeof(pcs));
+        long long bad = 0;
+        double scale[KB_MAX_PIECES];
+        for (int p = 0; p < KB_MAX_PIECES; p++)
+            scale[p] = 1.0;
+        if (pc != MPI_COMM_NULL) {
+            measure_p2p(pc, &o, c == 0 ? "intra" : "inter", pt, &bad, buf, buf2, v);
+            if (kb_rank == 0)
+                fit_channel(&o, pt, chs[c], &pcs, hock[c], scale);
+            if (c == 0)
+                measure_shm(pc, &o, oversub, &shm, buf, buf2, scratch, v);
+            MPI_Comm_free(&pc);
+        }
+        kb_sleepy_barrier(MPI_COMM_WORLD); /* the other ranks wait here without polling */
+        measured[c] = 1;
+        if (kb_rank != 0)
+            continue;
+        if (progress)
+            fprintf(stderr, "\r%40s\r", "");
+        if (bad) {
+            failures++;
+            fprintf(stderr, "kport-bench: loggp: p2p.%s: %lld wrong bytes\n", c == 0 ? "intra" : "inter", bad);
+        }
+        if (!o.json)
+            printf("# p2p.%s: MPI point-to-point between world ranks 0 and %d (%s host)\n", c == 0 ? "intra" : "inter",
+                   peers[c], c == 0 ? "one" : "two hosts: another");
+        print_channel(&o, c == 0 ? "intra" : "inter", pt, chs[c], &pcs, scale, mpi, P, bad);
+        fflush(stdout);
+    }
+    if (kb_rank == 0) {
+        if (!measured[1]) {
+            m.inter = m.intra;
+            m.hockney_inter = m.hockney_intra;
+            if (!o.json)
+                printf("# p2p.inter = p2p.intra: every rank is on one host, where MPI carries messages between\n"
+                       "#   kport's (emulated) nodes through the same shared memory\n");
+        } else if (!measured[0]) {
+            m.intra = m.inter;
+            m.hockney_intra = m.hockney_inter;
+            if (!o.json)
+                printf("# p2p.intra = p2p.inter: no two ranks share a host; shared-memory costs not measured\n");
+        }
+        if (measured[0]) {
+            if (shm.bad) {
+                failures++;
+                fprintf(stderr, "kport-bench: loggp: shm: %s\n",
+                        shm.bad < 0 ? "not measured" : "wrong bytes after copies or single copies");
+            }
+            if (shm.bad >= 0)
+                print_shm(&o, &shm, mpi, P);
+            m.flag = shm.fit[OP_FLAG];
+            m.copy_in = shm.fit[OP_COPY_IN];
+            m.copy_out = shm.fit[OP_COPY_OUT];
+            m.memcpy_ = shm.fit[OP_MEMCPY];
+            m.peer_read = shm.fit[OP_PEER_READ];
+            m.peer_write = shm.fit[OP_PEER_WRITE];
+        }
+        if (!o.json && oversub)
+            printf("# OVERSUBSCRIBED: %d cores, more ranks on a host: waiting ranks yield, times include "
+                   "scheduling\n",
+                   cores);
+    }
+
+    if (o.out && kb_rank == 0) {
+        char err[KB_ERR_LEN];
+        char hostname[MPI_MAX_PROCESSOR_NAME];
+        int len = 0;
+        MPI_Get_processor_name(hostname, &len);
+        copy_str(m.host, sizeof(m.host), hostname);
+        copy_str(m.mpi, sizeof(m.mpi), mpi);
+        char cmd[sizeof(m.command) + 32];
+        snprintf(cmd, sizeof(cmd), "mpirun -np %d ", P);
+        copy_str(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), o.command);
+        copy_str(m.command, sizeof(m.command), cmd);
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        if (f) {
+            char line[256];
+            while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "model name", 10) == 0) {
+                    const char *c = strchr(line, ':');
+                    copy_str(m.cpu, sizeof(m.cpu), c ? c + 2 : "");
+                    m.cpu[strcspn(m.cpu, "\n")] = '\0';
+                    break;
+                }
+            fclose(f);
+        }
+        time_t now = time(NULL);
+        struct tm tmv;
+        strftime(m.date, sizeof(m.date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tmv));
+        if (kp_params_check(&m, err, (int)sizeof(err)) != KP_SUCCESS) {
+            fprintf(stderr, "kport-bench: loggp: the measured parameters are refused: %s\n", err);
+            failures++;
+        } else if (kp_params_save(o.out, &m) != KP_SUCCESS) {
+            fprintf(stderr, "kport-bench: loggp: cannot write %s: %s\n", o.out, strerror(errno));
+            failures++;
+        } else if (!o.json) {
+            printf("# written: %s\n", o.out);
+        }
+    }
+    if (kb_rank == 0 && !o.json && o.check)
+        printf("# Validation: %s\n", failures ? "FAILED" : "passed");
+    MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(buf);
+    free(buf2);
+    free(scratch);
+    free(v);
+    return failures ? 1 : 0;
+}
+
+const kb_command kb_cmd_loggp = {"loggp", "LogGP parameters and shared-memory costs; writes the parameter file", NULL,
+                                 loggp_main};

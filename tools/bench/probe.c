@@ -1,0 +1,138 @@
+/*
+ * Measuring primitives shared by kport-bench loggp, fanout and concurrency;
+ * the manual is probe.h.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+#include "fit.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double kb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+double kb_timer_cost_ns(void)
+{
+    double v[101];
+    for (int i = 0; i < 101; i++) {
+        double a = kb_now_ns();
+        v[i] = kb_now_ns() - a;
+    }
+    return kb_median(v, 101);
+}
+
+void kb_spin_until(double start, double ns)
+{
+    while (kb_now_ns() - start < ns)
+        ;
+}
+
+void kb_host_map(MPI_Comm comm, int *host)
+{
+    int rank, lowest;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm shared;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+    MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, shared);
+    MPI_Comm_free(&shared);
+    MPI_Allgather(&lowest, 1, MPI_INT, host, 1, MPI_INT, comm);
+}
+
+int kb_oversubscribed(MPI_Comm comm, int *cores)
+{
+    int rank, n;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm shared;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+    MPI_Comm_size(shared, &n);
+    MPI_Comm_free(&shared);
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    int mine[2] = {n > c ? 1 : 0, -(int)(c > 0 ? c : 1)}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm);
+    if (cores)
+        *cores = -all[1];
+    return all[0];
+}
+
+void kb_sleepy_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int done = 0;
+    MPI_Ibarrier(comm, &req);
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int kb_seg_open(MPI_Comm comm, size_t bytes, int oversub, kb_seg *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->win = MPI_WIN_NULL;
+    MPI_Comm_rank(comm, &s->me);
+    MPI_Comm_size(comm, &s->n);
+    s->oversub = oversub;
+    s->bytes = bytes;
+    const MPI_Aint total = (MPI_Aint)(128 * (size_t)s->n + bytes);
+    unsigned char *mine = NULL;
+    int ok = MPI_Win_allocate_shared(s->me == 0 ? total : 0, 1, MPI_INFO_NULL, comm, &mine, &s->win) == MPI_SUCCESS,
+        all;
+    if (ok) {
+        MPI_Aint sz;
+        int du;
+        unsigned char *base = NULL;
+        MPI_Win_shared_query(s->win, 0, &sz, &du, &base);
+        ok = base != NULL && sz >= total;
+        s->slots = base;
+        s->data = base ? base + 128 * (size_t)s->n : NULL;
+    }
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all) {
+        kb_seg_close(s);
+        return -1;
+    }
+    atomic_store_explicit(kb_seg_flag(s, s->me), 0, memory_order_release);
+    MPI_Barrier(comm); /* flags zeroed before anyone waits on them */
+    return 0;
+}
+
+void kb_seg_close(kb_seg *s)
+{
+    if (s->win != MPI_WIN_NULL)
+        MPI_Win_free(&s->win);
+    s->win = MPI_WIN_NULL;
+    s->data = s->slots = NULL;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void kb_seg_wait(const kb_seg *s, int r, uint64_t v)
+{
+    _Atomic uint64_t *f = kb_seg_flag(s, r);
+    unsigned spins = 0;
+    while (atomic_load_explicit(f, memory_order_acquire) < v) {
+        spins++;
+        if (s->oversub || spins > 4096)
+            sched_yield();
+        else if (spins > 128)
+            cpu_relax();
+    }
+}
