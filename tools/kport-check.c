@@ -10,8 +10,18 @@
  * Node layouts: --node-size n (blocks of n ranks), --node-map cyclic (with
  * --node-size), --node-map 0,0,1,... (explicit, one id per rank, fixes P);
  * --no-cma models a node where cross-memory attach is not permitted.
+ *
+ * Predictions (the cost model, src/model/model.h; no MPI):
+ *   kport-check allgather -a ring -P 2:8 -b 8,65536 --node-size 8 --predict params.json
+ * prints, per (algorithm, P, bytes), the LogGP and the Hockney time of the
+ * collective (max over ranks, microseconds), the messages and rounds, from
+ * the machine parameter file (docs/PARAMETERS.md); no schedule is checked.
+ * Ranks of one node (--node-size, --node-map) use the file's p2p.intra,
+ * ranks of different nodes p2p.inter: without --node-size every rank is its
+ * own node. Gather predicts root 0 unless --root is given.
  */
 #include "kport.h"
+#include "model/model.h"
 #include "sched/check.h"
 #include "sched/goal.h"
 
@@ -26,10 +36,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kport-check allgather|barrier|gather|alltoall [-a name[:k=..,C=..,n=..]] [-P MIN[:MAX]]\n"
             "                   [-b BYTES[,BYTES...]] [--root R] [--inplace] [--node-size N]\n"
-            "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [-v]\n"
+            "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [--predict FILE] [-v]\n"
             "Checks schedules symbolically. Without -a: every algorithm of the collective over k, n 1..8\n"
             "and C 1,2,4,8. Exit status 0 when every checked schedule is correct; refusals (an algorithm\n"
-            "that does not apply to that P or layout) are counted, not errors.\n");
+            "that does not apply to that P or layout) are counted, not errors.\n"
+            "--predict FILE: print the cost model's LogGP and Hockney times (microseconds, max over ranks)\n"
+            "from the machine parameter file FILE instead of checking (docs/PARAMETERS.md).\n");
 }
 
 static int parse_range(const char *s, int *lo, int *hi)
@@ -71,9 +83,52 @@ static int layout_for(int P, int node_size, const char *map, int cma, kp_layout 
     return rc;
 }
 
+/* --predict: the cost model's time of every (algorithm, P, bytes) */
+static int predict_all(const char *file, int coll, const kp_algo **algos, const kp_params *prms, int n, int plo,
+                       int phi, const int64_t *sizes, int nsizes, int node_size, const char *map, int cma, int root,
+                       int inplace)
+{
+    kp_machine m;
+    char err[512];
+    if (kp_params_load(file, &m, err, sizeof err)) {
+        fprintf(stderr, "kport-check: %s\n", err);
+        return 2;
+    }
+    printf("# %s predicted from %s (LogGP and Hockney, microseconds, max over ranks)\n", colls[coll], file);
+    printf("%-40s %6s %12s %12s %12s %9s %7s\n", "algorithm", "P", "bytes", "loggp_us", "hockney_us", "messages",
+           "rounds");
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        for (int P = plo; P <= phi; P++) {
+            kp_layout L;
+            if (layout_for(P, node_size, map, cma, &L)) {
+                fprintf(stderr, "kport-check: bad node layout for P=%d\n", P);
+                return 2;
+            }
+            char name[160];
+            kp_algo_format_on(algos[i], &prms[i], &L, P, name, sizeof name);
+            const int rt = root < 0 ? 0 : root >= P ? P - 1 : root;
+            for (int b = 0; b < nsizes; b++) {
+                kp_model_result res = {0};
+                int rc = kp_model_predict(&m, algos[i], &prms[i], &L, P, sizes[b], rt, inplace, &res);
+                if (rc) {
+                    printf("%-40s %6d %12lld error: %s\n", name, P, (long long)sizes[b], res.msg);
+                    bad = 1;
+                } else if (res.refused)
+                    printf("%-40s %6d %12lld refused: %s\n", name, P, (long long)sizes[b], res.msg);
+                else
+                    printf("%-40s %6d %12lld %12.3f %12.3f %9lld %7d\n", name, P, (long long)sizes[b],
+                           res.time_ns / 1e3, res.hockney_ns / 1e3, (long long)res.messages, res.max_rounds);
+            }
+            kp_layout_free(&L);
+        }
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    const char *spec = NULL, *goal = NULL, *map = NULL;
+    const char *spec = NULL, *goal = NULL, *map = NULL, *predict = NULL;
     int plo = 1, phi = 64, dump = 0, verbose = 0, inplace_only = -1, root = -1, node_size = 0, cma = 1;
     int64_t sizes[16] = {0, 1, 7, 4096};
     int nsizes = 4, coll = -1;
@@ -114,6 +169,8 @@ int main(int argc, char **argv)
             dump = 1;
         else if (!strcmp(argv[i], "--goal") && i + 1 < argc)
             goal = argv[++i];
+        else if (!strcmp(argv[i], "--predict") && i + 1 < argc)
+            predict = argv[++i];
         else if (!strcmp(argv[i], "-v"))
             verbose = 1;
         else {
@@ -210,6 +267,10 @@ int main(int argc, char **argv)
         kp_layout_free(&L);
         return rc;
     }
+
+    if (predict)
+        return predict_all(predict, coll, algos, prms, n, plo, phi, sizes, nsizes, node_size, map, cma, root,
+                           inplace_only == 1);
 
     long checked = 0, refused = 0, failed = 0;
     for (int i = 0; i < n; i++) {

@@ -7,6 +7,7 @@
  *   mpirun -np P kport-bench allgather|barrier|gather|alltoall
  *                            [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-r ROOT]
  *                            [-a native,bruck:k=3,...] [--b2b N] [--format json]
+ *                            [--predict PARAMS.json]
  *
  * Options and text output follow the OSU Micro-Benchmarks (-m, -i, -x, -f,
  * -c; "# Size  Avg Latency(us) ..."); --format json prints one JSON object
@@ -49,8 +50,24 @@
  * call's pattern and the receive buffer poisoned before the barrier, and
  * the collective's check runs after t1 (untimed); see each collective's
  * header for what it compares. Exit status 1 on any mismatch or error.
+ *
+ * Prediction (--predict FILE, a machine parameter file, docs/PARAMETERS.md):
+ * rank 0 computes the cost model's time (src/model/model.h) of every kport
+ * row that ran, for P ranks on the node layout kport itself uses on the
+ * communicator (kp_node_info on every rank, gathered; cross-memory attach
+ * assumed available unless KPORT_CMA=0: a single-copy row that ran proves
+ * it), the forced algorithm as given (the model clamps its parameters as
+ * kport does) and, for "auto", the algorithm kport ran at that size
+ * (kp_last_algorithm). Text output adds a block after the table: per
+ * algorithm and size the measured median, the prediction and their ratio
+ * (predicted / measured); JSON records gain "predicted_us" and
+ * "predicted_hockney_us" (null for native MPI, memcpy, n/a and failed
+ * rows). The prediction is of an isolated call, also under --b2b.
  */
 #include "harness.h"
+
+#include "algo/algo.h"
+#include "model/model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +104,8 @@ typedef struct options {
     int root, root_set; /* -r (gather) */
     int nalgs, cap;
     alg_entry *algs;
+    const char *predict; /* --predict FILE */
+    kp_machine machine;  /* its parameters (when predict) */
 } options;
 
 static void usage(FILE *f, const void *arg)
@@ -119,6 +138,8 @@ static void usage(FILE *f, const void *arg)
             "                the call's data before each call (its cost measured alone and\n"
             "                subtracted); -i / -x then count calls, ceil(-i / N) batches\n"
             "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
+            "  --predict F   beside every kport median, the cost model's prediction from the machine\n"
+            "                parameter file F (kport-bench loggp writes it) and predicted / measured\n"
             "  -h, --help    this help\n"
             "\n"
             "Latency of one iteration (batch) is the maximum over ranks; the table shows the\n"
@@ -235,6 +256,13 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
                 o->json = 0;
             else
                 bad_usage(o, "unknown --format \"%s\" (text or json)", val);
+            continue;
+        }
+        if ((val = kb_long_option(argc, argv, &i, "--predict", usage, coll))) {
+            char err[KB_ERR_LEN];
+            if (kp_params_load(val, &o->machine, err, sizeof err) != KP_SUCCESS)
+                bad_usage(o, "--predict: %s", err);
+            o->predict = val;
             continue;
         }
         if ((val = kb_long_option(argc, argv, &i, "--b2b", usage, coll))) {
@@ -382,6 +410,8 @@ typedef struct result {
     char ran[KB_NAME_LEN]; /* kp_last_algorithm (or "native") */
     int ran_known;         /* ran is what kport reported (not just the request) */
     char msg[KB_ERR_LEN];  /* why n/a or failed */
+    int has_pred;          /* --predict: the model's time (rank 0) */
+    double pred, pred_hockney; /* seconds */
 } result;
 
 /* The reference column "memcpy": every rank copies as many bytes as its
@@ -694,6 +724,10 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
                r->t.median * 1e6, r->t.min * 1e6, r->t.avg * 1e6, r->t.max * 1e6, r->iters);
     else
         printf(",\"median_us\":null,\"min_us\":null,\"avg_us\":null,\"max_us\":null,\"iterations\":0");
+    if (o->predict && r->has_pred)
+        printf(",\"predicted_us\":%.3f,\"predicted_hockney_us\":%.3f", r->pred * 1e6, r->pred_hockney * 1e6);
+    else if (o->predict)
+        printf(",\"predicted_us\":null,\"predicted_hockney_us\":null");
     printf(",\"validated\":%s,\"status\":\"%s\"", o->check && r->status == RES_OK ? "true" : "false",
            status_name(r->status));
     if (o->check && r->status != RES_NA && r->status != RES_ERR)
@@ -798,6 +832,21 @@ static void print_footer(const options *o, const size_t *sizes, int nsizes, cons
                        r->status == RES_ERR ? "FAILED" : "VALIDATION FAILED", r->msg);
         }
     }
+    if (o->predict) {
+        printf("\n# Predicted (LogGP cost model, %s; Hockney beside it), microseconds\n", o->predict);
+        printf("%-10s%-36s%14s%14s%12s%14s\n", "# Size", "algorithm", "measured", "predicted", "pred/meas",
+               "hockney");
+        for (int ai = 0; ai < o->nalgs; ai++)
+            for (int si = 0; si < nsizes; si++) {
+                const result *r = &res[(size_t)ai * nsizes + si];
+                if (!r->has_pred)
+                    continue;
+                const alg_entry *a = &o->algs[ai];
+                printf("%-10zu%-36s%14.2f%14.2f%12.2f%14.2f\n", sizes[si], a->is_auto ? r->ran : a->label,
+                       r->t.median * 1e6, r->pred * 1e6, r->t.median > 0 ? r->pred / r->t.median : 0.0,
+                       r->pred_hockney * 1e6);
+            }
+    }
     if (o->full) {
         for (int ai = 0; ai < o->nalgs; ai++) {
             alg_entry *a = &o->algs[ai];
@@ -827,6 +876,65 @@ static void print_footer(const options *o, const size_t *sizes, int nsizes, cons
     if (o->check)
         printf("# Validation: %s\n", failures ? "FAILED" : "passed");
     fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Prediction (--predict)                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* kport's node layout on comm (kp_node_info on every rank, gathered);
+ * collective. Returns 0, or nonzero when it cannot be had. */
+static int kport_layout(MPI_Comm comm, kp_layout *L)
+{
+    int P, nnodes = 0, node = 0, local = 0, nsize = 0;
+    MPI_Comm_size(comm, &P);
+    int rc = kp_node_info(comm, &nnodes, &node, &local, &nsize), grc;
+    MPI_Allreduce(&rc, &grc, 1, MPI_INT, MPI_MAX, comm);
+    int *ids = malloc((size_t)P * sizeof(int));
+    int ok = ids != NULL, gok;
+    MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, comm);
+    if (grc != KP_SUCCESS || !gok) {
+        free(ids);
+        return 1;
+    }
+    MPI_Allgather(&node, 1, MPI_INT, ids, 1, MPI_INT, comm);
+    const char *cma = getenv("KPORT_CMA");
+    rc = kp_layout_init(L, P, ids, !(cma && !strcmp(cma, "0")));
+    free(ids);
+    return rc;
+}
+
+/* The model's time of a kport row that ran (rank 0): the forced
+ * specification, or for auto what kport ran ("auto(bruck:k=1 (...))"). */
+static void predict_row(const options *o, const kp_layout *L, int P, size_t size, const alg_entry *a, result *r)
+{
+    if (!o->predict || a->native || a->is_memcpy || r->status != RES_OK || o->coll->kcoll < 0)
+        return;
+    char spec[KB_NAME_LEN];
+    if (a->is_auto) {
+        if (strncmp(r->ran, "auto(", 5) != 0)
+            return;
+        snprintf(spec, sizeof spec, "%s", r->ran + 5);
+        size_t n = strlen(spec);
+        if (n > 0 && spec[n - 1] == ')')
+            spec[n - 1] = '\0';
+    } else {
+        snprintf(spec, sizeof spec, "%s", a->spec);
+    }
+    char *note = strstr(spec, " ("); /* "bruck:k=1 (k=8 clamped: P=2)" */
+    if (note)
+        *note = '\0';
+    const kp_algo *alg = NULL;
+    kp_params prm;
+    char err[256];
+    if (kp_algo_parse(o->coll->kcoll, spec, &alg, &prm, err, sizeof err) != KP_SUCCESS || !alg)
+        return;
+    kp_model_result m = {0};
+    if (kp_model_predict(&o->machine, alg, &prm, L, P, (int64_t)size, o->root, 0, &m) != KP_SUCCESS || m.refused)
+        return;
+    r->has_pred = 1;
+    r->pred = m.time_ns * 1e-9;
+    r->pred_hockney = m.hockney_ns * 1e-9;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -892,6 +1000,16 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     kb_mpi_library_name(env.mpi, sizeof(env.mpi));
     kb_node_layout(MPI_COMM_WORLD, &env.hosts, &env.rmin, &env.rmax);
     kb_kport_layout(MPI_COMM_WORLD, env.kport_nodes, sizeof(env.kport_nodes));
+    kp_layout layout;
+    int have_layout = 0;
+    if (o.predict) {
+        if (kport_layout(cx.comm, &layout)) {
+            if (rank == 0)
+                fprintf(stderr, "kport-bench: --predict: cannot get kport's node layout: %s\n", kp_last_error());
+            o.predict = NULL;
+        } else
+            have_layout = 1;
+    }
 
     int failures = 0;
     int labels_ready = 0, emitted = 0; /* sizes printed so far */
@@ -910,6 +1028,9 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
         for (int ai = 0; ai < o.nalgs; ai++)
             run_one(&o, &cx, &o.algs[ai], warm, iters, rewrite[si], times, maxes,
                     &res[(size_t)ai * nsizes + si], sync);
+        if (rank == 0 && have_layout)
+            for (int ai = 0; ai < o.nalgs; ai++)
+                predict_row(&o, &layout, P, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
 
         for (int ai = 0; ai < o.nalgs; ai++) {
             alg_entry *a = &o.algs[ai];
@@ -962,6 +1083,8 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     free(cx.sbuf);
     free(cx.rbuf);
     free(o.algs);
+    if (have_layout)
+        kp_layout_free(&layout);
     MPI_Comm_free(&cx.comm);
     MPI_Comm_free(&sync);
     return failures ? 1 : 0;
