@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+MPI_Status *const kb_statuses_ignore = MPI_STATUSES_IGNORE;
+
 double kb_now_ns(void)
 {
     struct timespec ts;
