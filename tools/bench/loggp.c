@@ -3,13 +3,17 @@
  * point-to-point and the costs of kport's shared-memory operations - and
  * write the parameter file (docs/PARAMETERS.md) the cost model reads.
  *
- *   mpirun -np 2 kport-bench loggp [-o params.json] [-m MIN:MAX] [-i N] [-x N] [-n N] [-c] [--format json]
+ *   mpirun -np 2 kport-bench loggp [-o params.json] [-m MIN:MAX] [-i N] [-x N] [-n N] [--blocking] [-c]
+ *                                  [--format json]
  *
  * Point to point: the parameterised round trip of Kielmann et al. ("Fast
  * measurement of LogP parameters for message passing platforms", 2000), as
- * Netgauge does it. PRTT(n, d, s): rank A sends n messages of s bytes with
- * MPI_Send, spinning d ns between them; rank B receives them and answers
- * with one message of s bytes; A's time from its first send to the answer.
+ * Netgauge does it. PRTT(n, d, s): rank A sends n messages of s bytes,
+ * spinning d ns between them; rank B receives them and answers with one
+ * message of s bytes; A's time from its first send to the answer. Every
+ * message is sent and received as kport's executor does (MPI_Isend /
+ * MPI_Irecv and MPI_Wait, so the overheads include a request's life), or
+ * with MPI_Send / MPI_Recv under --blocking.
  * Per size s (-m, powers of two, default 1:1M; medians of -i runs, default
  * 30, after -x warm-up runs, default 3; -n messages, default 8):
  *
@@ -109,19 +113,22 @@ enum { OP_FLAG, OP_COPY_IN, OP_COPY_OUT, OP_MEMCPY, OP_PEER_READ, OP_PEER_WRITE,
 static const char *const op_names[OP_COUNT] = {"flag", "copy_in", "copy_out", "memcpy", "peer_read", "peer_write"};
 
 static int progress; /* rank 0 on a terminal */
+static int blocking; /* --blocking */
 
 static void usage(FILE *f, const void *arg)
 {
     (void)arg;
     if (kb_rank != 0)
         return;
-    fprintf(f, "Usage: kport-bench loggp [-o params.json] [-m MIN:MAX] [-i N] [-x N] [-n N] [-c] [--format json]\n"
+    fprintf(f, "Usage: kport-bench loggp [-o params.json] [-m MIN:MAX] [-i N] [-x N] [-n N] [--blocking] [-c]\n"
+               "                         [--format json]\n"
                "Measures LogGP parameters (L, o_s, o_r, g, G, O) of MPI point-to-point between rank 0 and\n"
                "a rank of its host (and of another host, if any) by parameterised round trips, and\n"
                "kport's shared-memory costs (flag, copies, single copy); fits them and writes the\n"
                "parameter file (docs/PARAMETERS.md) with -o. -m: sizes (default 1:1M, powers of two);\n"
                "-i / -x: timed / warm-up runs per point (default 30 / 3); -n: messages per train\n"
-               "(default 8); -c: validate the data of every size.\n");
+               "(default 8); --blocking: MPI_Send/MPI_Recv instead of kport's MPI_Isend/MPI_Irecv and\n"
+               "a wait; -c: validate the data of every size.\n");
 }
 
 static void parse(int argc, char **argv, lg_opts *o)
@@ -144,6 +151,8 @@ static void parse(int argc, char **argv, lg_opts *o)
             o->json = strcmp(val, "json") == 0;
         } else if (strcmp(a, "-c") == 0) {
             o->check = 1;
+        } else if (strcmp(a, "--blocking") == 0) {
+            blocking = 1;
         } else if (strcmp(a, "-m") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "-x") == 0 || strcmp(a, "-n") == 0 ||
                    strcmp(a, "-o") == 0) {
             if (i + 1 >= argc)
@@ -201,6 +210,31 @@ static long long count_bad(const unsigned char *buf, size_t n, uint64_t id, int 
 /* MPI point to point: PRTT(n, d, s) between ranks 0 (A) and 1 (B) of pc     */
 /* ------------------------------------------------------------------------- */
 
+/* One message as kport's executor moves it (MPI_Isend / MPI_Irecv and a
+ * wait: src/exec/p2p.c), or with MPI_Send / MPI_Recv (--blocking). */
+
+static void send_msg(const void *buf, size_t s, int to, MPI_Comm pc)
+{
+    if (blocking) {
+        MPI_Send(buf, (int)s, MPI_BYTE, to, TAG, pc);
+    } else {
+        MPI_Request r;
+        MPI_Isend(buf, (int)s, MPI_BYTE, to, TAG, pc, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+}
+
+static void recv_msg(void *buf, size_t s, int from, MPI_Comm pc)
+{
+    if (blocking) {
+        MPI_Recv(buf, (int)s, MPI_BYTE, from, TAG, pc, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Request r;
+        MPI_Irecv(buf, (int)s, MPI_BYTE, from, TAG, pc, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+}
+
 /* Median over runs of PRTT(n, d, s) in ns (on A; B returns 0). */
 static double prtt(MPI_Comm pc, int me, int n, double d, size_t s, unsigned char *buf, const lg_opts *o, double *v)
 {
@@ -208,17 +242,17 @@ static double prtt(MPI_Comm pc, int me, int n, double d, size_t s, unsigned char
         if (me == 0) {
             double t0 = kb_now_ns();
             for (int k = 0; k < n; k++) {
-                MPI_Send(buf, (int)s, MPI_BYTE, 1, TAG, pc);
+                send_msg(buf, s, 1, pc);
                 if (d > 0 && k + 1 < n) /* between messages, not after the last */
                     kb_spin_until(kb_now_ns(), d);
             }
-            MPI_Recv(buf, (int)s, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
+            recv_msg(buf, s, 1, pc);
             if (r >= o->warmup)
                 v[r - o->warmup] = kb_now_ns() - t0;
         } else {
             for (int k = 0; k < n; k++)
-                MPI_Recv(buf, (int)s, MPI_BYTE, 0, TAG, pc, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int)s, MPI_BYTE, 0, TAG, pc);
+                recv_msg(buf, s, 0, pc);
+            send_msg(buf, s, 0, pc);
         }
     }
     return me == 0 ? kb_median(v, o->iters) : 0.0;
@@ -232,12 +266,12 @@ static double recv_overhead(MPI_Comm pc, int me, size_t s, double wait, unsigned
     double last = kb_now_ns();
     for (int r = 0; r < o->warmup + o->iters; r++) {
         if (me == 0) {
-            MPI_Send(buf, (int)s, MPI_BYTE, 1, TAG, pc);
+            send_msg(buf, s, 1, pc);
             MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
         } else {
             kb_spin_until(last, wait);
             double t0 = kb_now_ns();
-            MPI_Recv(buf, (int)s, MPI_BYTE, 0, TAG, pc, MPI_STATUS_IGNORE);
+            recv_msg(buf, s, 0, pc);
             double t1 = kb_now_ns();
             if (r >= o->warmup)
                 v[r - o->warmup] = t1 - t0;
@@ -705,6 +739,8 @@ static int loggp_main(int argc, char **argv)
                hosts == 1 ? "" : "s", knodes);
         printf("# sizes %zu..%zu B, %d timed runs (+%d warm-up) per point, trains of %d messages%s\n", o.sizes[0],
                maxs, o.iters, o.warmup, o.n, oversub ? "; OVERSUBSCRIBED (ranks > cores)" : "");
+        printf("# messages: %s\n", blocking ? "MPI_Send / MPI_Recv (--blocking)"
+                                              : "MPI_Isend / MPI_Irecv + MPI_Wait, as kport's executor");
         printf("# PRTT(n,d,s) (Kielmann et al.): RTT = PRTT(1,0,s); g(s) = (PRTT(n,0,s)-RTT)/(n-1);\n"
                "#   o_s(s) = (PRTT(n,d,s)-RTT)/(n-1) - d; o_r(s) = MPI_Recv of a message already there\n");
         fflush(stdout);
