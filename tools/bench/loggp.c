@@ -15,7 +15,10 @@
  * MPI_Irecv and MPI_Wait, so the overheads include a request's life), or
  * with MPI_Send / MPI_Recv under --blocking.
  * Per size s (-m, powers of two, default 1:1M; medians of -i runs, default
- * 30, after -x warm-up runs, default 3; -n messages, default 8):
+ * 30, after -x warm-up runs, default 3, the sizes interleaved run by run -
+ * up, then down, so each follows its neighbours - and a burst of load on
+ * shared cores spoils one run of many sizes rather than every run of one;
+ * -n messages, default 8):
  *
  *   RTT(s) = PRTT(1, 0, s)                  (one ping-pong)
  *   g(s)   = (PRTT(n, 0, s) - RTT(s)) / (n-1)   the gap at size s
@@ -30,10 +33,11 @@
  * rendezvous, a cache size; kb_fit_pieces: the best split for every number
  * of pieces, the number by the Bayesian information criterion, never more
  * than needed to fit within 3%); a piece's last size is its max_bytes. In
- * each piece: g + G*s = the fit of g(s); o_s and o_r the intercepts of the
- * fits of o_s(s), o_r(s); O = max(0, b - G), b the slope of RTT(s)/2, so
- * the CPU's copy shows as O where the gap per byte does not explain the
- * latency per byte; L = a + G - o_s - o_r (a the intercept of RTT(s)/2), so
+ * each piece, with a + b*s the fit of RTT(s)/2: g + G*s = the fit of g(s)
+ * (G at most b: a larger slope of the gap is noise); o_s and o_r the
+ * intercepts of the fits of o_s(s), o_r(s); O = b - G, so the CPU's copy
+ * shows as O where the gap per byte does not explain the latency per
+ * byte; L = a + G - o_s - o_r, so
  * that one message, o_s + O*s + L + (s-1)*G + o_r, is RTT(s)/2 of the fit.
  * Where o_s + o_r exceed a + G (in shared memory the receiver's MPI_Recv
  * copies while the sender's overhead runs, so the two overlap), they are
@@ -235,53 +239,67 @@ static void recv_msg(void *buf, size_t s, int from, MPI_Comm pc)
     }
 }
 
-/* Median over runs of PRTT(n, d, s) in ns (on A; B returns 0). */
-static double prtt(MPI_Comm pc, int me, int n, double d, size_t s, unsigned char *buf, const lg_opts *o, double *v)
+/* PRTT(n, d[i], sizes[i]) for every size, run by run with the sizes
+ * interleaved (a burst of load on the shared cores then spoils one run of
+ * many sizes, not every run of one); med[i] = the median over runs (on A).
+ * v holds nsizes * iters values. */
+static void prtt_all(MPI_Comm pc, int me, int n, const double *d, unsigned char *buf, const lg_opts *o, double *v,
+                     double *med)
 {
-    for (int r = 0; r < o->warmup + o->iters; r++) {
-        if (me == 0) {
-            double t0 = kb_now_ns();
-            for (int k = 0; k < n; k++) {
-                send_msg(buf, s, 1, pc);
-                if (d > 0 && k + 1 < n) /* between messages, not after the last */
-                    kb_spin_until(kb_now_ns(), d);
+    for (int r = 0; r < o->warmup + o->iters; r++)
+        for (int j = 0; j < o->nsizes; j++) {
+            int i = r % 2 ? o->nsizes - 1 - j : j; /* up, then down: each size follows its neighbours */
+            size_t s = o->sizes[i];
+            double di = d ? d[i] : 0;
+            if (me == 0) {
+                double t0 = kb_now_ns();
+                for (int k = 0; k < n; k++) {
+                    send_msg(buf, s, 1, pc);
+                    if (di > 0 && k + 1 < n) /* between messages, not after the last */
+                        kb_spin_until(kb_now_ns(), di);
+                }
+                recv_msg(buf, s, 1, pc);
+                if (r >= o->warmup)
+                    v[(size_t)i * o->iters + (r - o->warmup)] = kb_now_ns() - t0;
+            } else {
+                for (int k = 0; k < n; k++)
+                    recv_msg(buf, s, 0, pc);
+                send_msg(buf, s, 0, pc);
             }
-            recv_msg(buf, s, 1, pc);
-            if (r >= o->warmup)
-                v[r - o->warmup] = kb_now_ns() - t0;
-        } else {
-            for (int k = 0; k < n; k++)
-                recv_msg(buf, s, 0, pc);
-            send_msg(buf, s, 0, pc);
         }
-    }
-    return me == 0 ? kb_median(v, o->iters) : 0.0;
+    for (int i = 0; i < o->nsizes && me == 0; i++)
+        med[i] = kb_median(v + (size_t)i * o->iters, o->iters);
 }
 
-/* Median time of MPI_Recv at B for a message that has already arrived. */
-static double recv_overhead(MPI_Comm pc, int me, size_t s, double wait, unsigned char *buf, const lg_opts *o,
-                            double *v)
+/* The time of the receive at B for a message that has been there a while
+ * (B spins wait[i] after its previous acknowledgement), sizes interleaved;
+ * med[i] = the median over runs, on both ranks. */
+static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned char *buf, const lg_opts *o,
+                              double *v, double *med)
 {
     MPI_Sendrecv(NULL, 0, MPI_BYTE, 1 - me, TAG, NULL, 0, MPI_BYTE, 1 - me, TAG, pc, MPI_STATUS_IGNORE);
     double last = kb_now_ns();
-    for (int r = 0; r < o->warmup + o->iters; r++) {
-        if (me == 0) {
-            send_msg(buf, s, 1, pc);
-            MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
-        } else {
-            kb_spin_until(last, wait);
-            double t0 = kb_now_ns();
-            recv_msg(buf, s, 0, pc);
-            double t1 = kb_now_ns();
-            if (r >= o->warmup)
-                v[r - o->warmup] = t1 - t0;
-            MPI_Send(NULL, 0, MPI_BYTE, 0, TAG, pc);
-            last = kb_now_ns();
+    for (int r = 0; r < o->warmup + o->iters; r++)
+        for (int j = 0; j < o->nsizes; j++) {
+            int i = r % 2 ? o->nsizes - 1 - j : j;
+            size_t s = o->sizes[i];
+            if (me == 0) {
+                send_msg(buf, s, 1, pc);
+                MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
+            } else {
+                kb_spin_until(last, wait[i]);
+                double t0 = kb_now_ns();
+                recv_msg(buf, s, 0, pc);
+                double t1 = kb_now_ns();
+                if (r >= o->warmup)
+                    v[(size_t)i * o->iters + (r - o->warmup)] = t1 - t0;
+                MPI_Send(NULL, 0, MPI_BYTE, 0, TAG, pc);
+                last = kb_now_ns();
+            }
         }
-    }
-    double med = me == 1 ? kb_median(v, o->iters) : 0.0;
-    MPI_Bcast(&med, 1, MPI_DOUBLE, 1, pc);
-    return med;
+    for (int i = 0; i < o->nsizes && me == 1; i++)
+        med[i] = kb_median(v + (size_t)i * o->iters, o->iters);
+    MPI_Bcast(med, o->nsizes, MPI_DOUBLE, 1, pc);
 }
 
 /* One untimed exchange each way with the pattern; wrong bytes (on A). */
@@ -311,27 +329,33 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
 {
     int me;
     MPI_Comm_rank(pc, &me);
+    double rtt[LG_MAX_SIZES], trn[LG_MAX_SIZES], trd[LG_MAX_SIZES], orr[LG_MAX_SIZES], d[LG_MAX_SIZES],
+        wait[LG_MAX_SIZES];
+    if (me == 0)
+        show_progress(name, o->sizes[0]);
+    prtt_all(pc, me, 1, NULL, buf, o, v, rtt);
+    prtt_all(pc, me, o->n, NULL, buf, o, v, trn);
     for (int i = 0; i < o->nsizes; i++) {
-        size_t s = o->sizes[i];
-        if (me == 0)
-            show_progress(name, s);
-        double rtt = prtt(pc, me, 1, 0, s, buf, o, v);
-        double trn = prtt(pc, me, o->n, 0, s, buf, o, v);
-        double g = (trn - rtt) / (o->n - 1);
-        double d = 1.5 * (g > 0 ? g : 0) + 1000.0;
-        MPI_Bcast(&d, 1, MPI_DOUBLE, 0, pc);
-        double trd = prtt(pc, me, o->n, d, s, buf, o, v);
-        double wait = 1.5 * rtt + 1000.0;
-        MPI_Bcast(&wait, 1, MPI_DOUBLE, 0, pc);
-        double orr = recv_overhead(pc, me, s, wait, buf, o, v);
-        pt[i].rtt_half = rtt / 2;
+        double g = (trn[i] - rtt[i]) / (o->n - 1);
+        d[i] = 1.5 * (g > 0 ? g : 0) + 1000.0;
+        wait[i] = 1.5 * rtt[i] + 1000.0;
+    }
+    MPI_Bcast(d, o->nsizes, MPI_DOUBLE, 0, pc);
+    MPI_Bcast(wait, o->nsizes, MPI_DOUBLE, 0, pc);
+    if (me == 0)
+        show_progress(name, o->sizes[o->nsizes - 1]);
+    prtt_all(pc, me, o->n, d, buf, o, v, trd);
+    recv_overhead_all(pc, me, wait, buf, o, v, orr);
+    for (int i = 0; i < o->nsizes; i++) {
+        double g = (trn[i] - rtt[i]) / (o->n - 1);
+        pt[i].rtt_half = rtt[i] / 2;
         pt[i].gap = g > 0 ? g : 0;
-        pt[i].o_s = (trd - rtt) / (o->n - 1) - d;
+        pt[i].o_s = (trd[i] - rtt[i]) / (o->n - 1) - d[i];
         if (pt[i].o_s < 0)
             pt[i].o_s = 0;
-        pt[i].o_r = orr;
+        pt[i].o_r = orr[i];
         if (o->check)
-            *bad += p2p_check(pc, me, s, i, buf, scratch);
+            *bad += p2p_check(pc, me, o->sizes[i], i, buf, scratch);
     }
 }
 
@@ -377,7 +401,9 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         kp_loggp *q = &ch->piece[p];
         q->max_bytes = p + 1 < pcs->npieces ? (int64_t)o->sizes[hi - 1] : -1;
         q->g = clamp0(lg.a);
-        q->G = clamp0(lg.b);
+        /* G at most the latency's slope b: a message is never cheaper per
+         * byte than a stream of them (a larger G from the gap's fit is noise) */
+        q->G = clamp0(lg.b) < clamp0(pcs->piece[p].b) ? clamp0(lg.b) : clamp0(pcs->piece[p].b);
         q->o_s = clamp0(ls.a);
         q->o_r = clamp0(lr.a);
         q->O = clamp0(pcs->piece[p].b - q->G);
@@ -713,7 +739,7 @@ static int loggp_main(int argc, char **argv)
 
     size_t maxs = o.sizes[o.nsizes - 1];
     unsigned char *buf = malloc(maxs), *buf2 = malloc(maxs), *scratch = malloc(maxs);
-    int vn = o.iters > 1000 ? o.iters : 1000;
+    int vn = o.iters * o.nsizes > 1000 ? o.iters * o.nsizes : 1000;
     double *v = malloc((size_t)vn * sizeof(double));
     int ok = buf && buf2 && scratch && v, gok;
     MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
