@@ -154,6 +154,20 @@ static void test_zeros(void)
           l.a, l.b);
     double z[3] = {0, 0, -1};
     CHECK(kb_fit_line(x, z, 3, &l) == 0 && l.a == 0 && l.b == 0, "all zero: a %g b %g", l.a, l.b);
+    /* a copy: 0.5 ns + 0.05 ns/B over 1 B .. 1 MiB, timed to +-1 ns: the
+     * floored fit gets the per-byte cost within 5%, the plain relative fit
+     * lets the sub-nanosecond points decide it */
+    double xs[21], ys[21];
+    uint64_t st = 42;
+    for (int i = 0; i < 21; i++) {
+        xs[i] = (double)(1u << i);
+        ys[i] = 0.5 + 0.05 * xs[i] + noise(&st, 1.0);
+        if (ys[i] < 0.1)
+            ys[i] = 0.1;
+    }
+    CHECK(kb_fit_line_floor(xs, ys, 21, 20.0, &l) == 0 && within(l.b, 0.05, 0.05) && fabs(l.a) < 5,
+          "floored fit: a %g b %g", l.a, l.b);
+    CHECK(kb_fit_line_floor(xs, ys, 21, -1, &l) == -1, "negative floor accepted");
     double v[10] = {5, 1, 1, 1, 1, 1, 1, 1, 1, 100};
     CHECK(within(kb_trimmed_mean(v, 10, 0.1), 1.5, 1e-12), "trimmed mean %g", kb_trimmed_mean(v, 10, 0.1));
 }

@@ -74,6 +74,22 @@ int kb_fit_line(const double *x, const double *y, int n, kb_line *out)
     return rc;
 }
 
+int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_line *out)
+{
+    if (n < 1 || !x || !y || !out || !(floor >= 0))
+        return -1;
+    double *w = malloc((size_t)n * sizeof(double));
+    if (!w)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        double d = fabs(y[i]) + floor;
+        w[i] = d > 0 ? 1.0 / (d * d) : 1.0;
+    }
+    int rc = kb_fit_line_w(x, y, w, n, out);
+    free(w);
+    return rc;
+}
+
 int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
                   kb_pieces *out)
 {

@@ -31,6 +31,10 @@ int kb_fit_line_w(const double *x, const double *y, const double *w, int n, kb_l
  * zero, not a measurement) get weight 0, and without any positive y the
  * line is a = b = 0. */
 int kb_fit_line(const double *x, const double *y, int n, kb_line *out);
+/* The same with weights 1/(y + floor)^2 (floor >= 0): costs of a few
+ * nanoseconds, below a clock's resolution, then weigh no more than one of
+ * `floor` ns instead of deciding the line alone. */
+int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_line *out);
 
 #define KB_MAX_PIECES 8
 #define KB_FIT_MAX_POINTS 64

@@ -12,13 +12,16 @@
  * spinning d ns between them; rank B receives them and answers with one
  * message of s bytes; A's time from its first send to the answer. Every
  * message is sent and received as kport's executor does (MPI_Isend /
- * MPI_Irecv and MPI_Wait, so the overheads include a request's life), or
- * with MPI_Send / MPI_Recv under --blocking.
+ * MPI_Irecv and MPI_Wait, so the overheads include a request's life; A
+ * posts the answer's receive before its first send, as both sides of a
+ * collective post theirs early), or with MPI_Send / MPI_Recv under
+ * --blocking.
  * Per size s (-m, powers of two, default 1:1M; medians of -i runs, default
  * 30, after -x warm-up runs, default 3, the sizes interleaved run by run -
- * up, then down, so each follows its neighbours - and a burst of load on
- * shared cores spoils one run of many sizes rather than every run of one;
- * -n messages, default 8):
+ * up, then down, each timed run after an untimed ping-pong of its size so
+ * caches hold what a run of one size would - and a burst of load on shared
+ * cores spoils one run of many sizes rather than every run of one; -n
+ * messages, default 8):
  *
  *   RTT(s) = PRTT(1, 0, s)                  (one ping-pong)
  *   g(s)   = (PRTT(n, 0, s) - RTT(s)) / (n-1)   the gap at size s
@@ -58,9 +61,12 @@
  * clock's own cost subtracted:
  *   flag        half the round trip of two flags (A posts, B waits and
  *               posts, A waits), batches of 1000: a post seen by a waiter
- *   copy_in     A's memcpy of s bytes from its buffer into the segment
- *   copy_out    B's memcpy of them from the segment into its buffer (lines
- *               written by the other core: what kport's two copies pay)
+ *   copy_in     a memcpy of s bytes from a private buffer into the
+ *               segment, and copy_out one from the segment into a private
+ *               buffer, measured as a two-rank collective does them: both
+ *               ranks copy their part in at once, post, wait for the
+ *               other, copy the other's part out (lines written by the
+ *               other core) and post; the mean of the two ranks
  *   memcpy      a copy between two private buffers of A
  *   peer_read   process_vm_readv of s bytes of B's buffer by A
  *   peer_write  process_vm_writev of s bytes into B's buffer by A
@@ -239,26 +245,47 @@ static void recv_msg(void *buf, size_t s, int from, MPI_Comm pc)
     }
 }
 
+/* One untimed ping-pong of s bytes: the buffers and MPI's state are those
+ * of this size again, as in a run of one size (an all-gather benchmark's),
+ * not those of the size before it. */
+static void warm(MPI_Comm pc, int me, size_t s, unsigned char *buf, unsigned char *rbuf)
+{
+    if (me == 0) {
+        send_msg(buf, s, 1, pc);
+        recv_msg(rbuf, s, 1, pc);
+    } else {
+        recv_msg(buf, s, 0, pc);
+        send_msg(buf, s, 0, pc);
+    }
+}
+
 /* PRTT(n, d[i], sizes[i]) for every size, run by run with the sizes
  * interleaved (a burst of load on the shared cores then spoils one run of
  * many sizes, not every run of one); med[i] = the median over runs (on A).
  * v holds nsizes * iters values. */
-static void prtt_all(MPI_Comm pc, int me, int n, const double *d, unsigned char *buf, const lg_opts *o, double *v,
-                     double *med)
+static void prtt_all(MPI_Comm pc, int me, int n, const double *d, unsigned char *buf, unsigned char *rbuf,
+                     const lg_opts *o, double *v, double *med)
 {
     for (int r = 0; r < o->warmup + o->iters; r++)
         for (int j = 0; j < o->nsizes; j++) {
             int i = r % 2 ? o->nsizes - 1 - j : j; /* up, then down: each size follows its neighbours */
             size_t s = o->sizes[i];
             double di = d ? d[i] : 0;
+            warm(pc, me, s, buf, rbuf);
             if (me == 0) {
                 double t0 = kb_now_ns();
+                MPI_Request rr = MPI_REQUEST_NULL;
+                if (!blocking) /* the answer's receive is posted first, as a collective's is */
+                    MPI_Irecv(rbuf, (int)s, MPI_BYTE, 1, TAG, pc, &rr);
                 for (int k = 0; k < n; k++) {
                     send_msg(buf, s, 1, pc);
                     if (di > 0 && k + 1 < n) /* between messages, not after the last */
                         kb_spin_until(kb_now_ns(), di);
                 }
-                recv_msg(buf, s, 1, pc);
+                if (blocking)
+                    recv_msg(rbuf, s, 1, pc);
+                else
+                    MPI_Wait(&rr, MPI_STATUS_IGNORE);
                 if (r >= o->warmup)
                     v[(size_t)i * o->iters + (r - o->warmup)] = kb_now_ns() - t0;
             } else {
@@ -274,15 +301,17 @@ static void prtt_all(MPI_Comm pc, int me, int n, const double *d, unsigned char 
 /* The time of the receive at B for a message that has been there a while
  * (B spins wait[i] after its previous acknowledgement), sizes interleaved;
  * med[i] = the median over runs, on both ranks. */
-static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned char *buf, const lg_opts *o,
-                              double *v, double *med)
+static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned char *buf, unsigned char *rbuf,
+                              const lg_opts *o, double *v, double *med)
 {
-    MPI_Sendrecv(NULL, 0, MPI_BYTE, 1 - me, TAG, NULL, 0, MPI_BYTE, 1 - me, TAG, pc, MPI_STATUS_IGNORE);
-    double last = kb_now_ns();
+    double last = 0;
     for (int r = 0; r < o->warmup + o->iters; r++)
         for (int j = 0; j < o->nsizes; j++) {
             int i = r % 2 ? o->nsizes - 1 - j : j;
             size_t s = o->sizes[i];
+            warm(pc, me, s, buf, rbuf);
+            if (me == 1)
+                last = kb_now_ns(); /* B spins wait[i] from here: the message is there by then */
             if (me == 0) {
                 send_msg(buf, s, 1, pc);
                 MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG, pc, MPI_STATUS_IGNORE);
@@ -294,7 +323,6 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
                 if (r >= o->warmup)
                     v[(size_t)i * o->iters + (r - o->warmup)] = t1 - t0;
                 MPI_Send(NULL, 0, MPI_BYTE, 0, TAG, pc);
-                last = kb_now_ns();
             }
         }
     for (int i = 0; i < o->nsizes && me == 1; i++)
@@ -325,7 +353,7 @@ static long long p2p_check(MPI_Comm pc, int me, size_t s, int iter, unsigned cha
 }
 
 static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_point *pt, long long *bad,
-                        unsigned char *buf, unsigned char *scratch, double *v)
+                        unsigned char *buf, unsigned char *rbuf, unsigned char *scratch, double *v)
 {
     int me;
     MPI_Comm_rank(pc, &me);
@@ -333,8 +361,8 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
         wait[LG_MAX_SIZES];
     if (me == 0)
         show_progress(name, o->sizes[0]);
-    prtt_all(pc, me, 1, NULL, buf, o, v, rtt);
-    prtt_all(pc, me, o->n, NULL, buf, o, v, trn);
+    prtt_all(pc, me, 1, NULL, buf, rbuf, o, v, rtt);
+    prtt_all(pc, me, o->n, NULL, buf, rbuf, o, v, trn);
     for (int i = 0; i < o->nsizes; i++) {
         double g = (trn[i] - rtt[i]) / (o->n - 1);
         d[i] = 1.5 * (g > 0 ? g : 0) + 1000.0;
@@ -344,8 +372,8 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
     MPI_Bcast(wait, o->nsizes, MPI_DOUBLE, 0, pc);
     if (me == 0)
         show_progress(name, o->sizes[o->nsizes - 1]);
-    prtt_all(pc, me, o->n, d, buf, o, v, trd);
-    recv_overhead_all(pc, me, wait, buf, o, v, orr);
+    prtt_all(pc, me, o->n, d, buf, rbuf, o, v, trd);
+    recv_overhead_all(pc, me, wait, buf, rbuf, o, v, orr);
     for (int i = 0; i < o->nsizes; i++) {
         double g = (trn[i] - rtt[i]) / (o->n - 1);
         pt[i].rtt_half = rtt[i] / 2;
@@ -452,9 +480,9 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
     size_t maxs = o->sizes[o->nsizes - 1];
     memset(res, 0, sizeof(*res));
     kb_seg seg;
-    if (kb_seg_open(pc, maxs, oversub, &seg)) {
+    if (kb_seg_open(pc, 2 * maxs, oversub, &seg)) {
         if (me == 0)
-            fprintf(stderr, "kport-bench: loggp: cannot allocate a shared segment of %zu bytes\n", maxs);
+            fprintf(stderr, "kport-bench: loggp: cannot allocate a shared segment of %zu bytes\n", 2 * maxs);
         res->bad = -1;
         return;
     }
@@ -483,42 +511,43 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
     res->t[OP_FLAG][0] = kb_median(v, o->iters);
     MPI_Bcast(&res->t[OP_FLAG][0], 1, MPI_DOUBLE, 0, pc);
 
-    /* copy_in (A) / copy_out (B): A copies in and posts, B waits, copies out and posts */
+    /* copy_in / copy_out as a collective on two ranks does them: both copy
+     * their own part into the segment at once and post, wait for the
+     * other's post, copy the other's part out and post again (done
+     * reading), and wait for that before the next round */
     for (int i = 0; i < o->nsizes; i++) {
         size_t s = o->sizes[i];
         if (me == 0)
             show_progress("copies", s);
-        kb_fill_pattern(buf, s, kb_pair_id(0, 1), i, 0);
+        kb_fill_pattern(buf, s, kb_pair_id(me, 1 - me), i, 0);
         int reps = reps_for(s, o->iters);
-        double *vv = malloc((size_t)reps * sizeof(double));
+        double *vv = malloc(2 * (size_t)reps * sizeof(double)), *vin = vv, *vout = vv ? vv + reps : NULL;
         if (!vv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         for (int r = -o->warmup; r < reps; r++) {
-            seq++;
-            double t0, t1;
-            if (me == 0) {
-                t0 = kb_now_ns();
-                memcpy(seg.data, buf, s);
-                t1 = kb_now_ns();
-                kb_seg_post(&seg, seq);
-                kb_seg_wait(&seg, 1, seq);
-            } else {
-                kb_seg_wait(&seg, 0, seq);
-                t0 = kb_now_ns();
-                memcpy(buf2, seg.data, s);
-                t1 = kb_now_ns();
-                kb_seg_post(&seg, seq);
+            double t0 = kb_now_ns();
+            memcpy(seg.data + (size_t)me * s, buf, s);
+            double t1 = kb_now_ns();
+            kb_seg_post(&seg, ++seq);
+            kb_seg_wait(&seg, 1 - me, seq);
+            double t2 = kb_now_ns();
+            memcpy(buf2, seg.data + (size_t)(1 - me) * s, s);
+            double t3 = kb_now_ns();
+            kb_seg_post(&seg, ++seq);
+            kb_seg_wait(&seg, 1 - me, seq);
+            if (r >= 0) {
+                vin[r] = t1 - t0 - tc;
+                vout[r] = t3 - t2 - tc;
             }
-            if (r >= 0)
-                vv[r] = t1 - t0 - tc;
         }
-        double med = kb_trimmed_mean(vv, reps, 0.1), both[2];
-        double mine[2] = {me == 0 ? med : 0, me == 1 ? med : 0};
+        double mine[2] = {kb_trimmed_mean(vin, reps, 0.1), kb_trimmed_mean(vout, reps, 0.1)}, both[2];
         MPI_Allreduce(mine, both, 2, MPI_DOUBLE, MPI_SUM, pc);
-        res->t[OP_COPY_IN][i] = both[0];
-        res->t[OP_COPY_OUT][i] = both[1];
-        if (o->check && me == 1)
-            res->bad += count_bad(buf2, s, kb_pair_id(0, 1), i, scratch);
+        res->t[OP_COPY_IN][i] = both[0] / 2; /* the mean of the two ranks */
+        res->t[OP_COPY_OUT][i] = both[1] / 2;
+        if (o->check)
+            res->bad += count_bad(buf2, s, kb_pair_id(1 - me, me), i, scratch);
+        if (me == 0)
+            kb_fill_pattern(buf, s, kb_pair_id(0, 1), i, 0);
 
         /* memcpy: A alone, batches of copies between two private buffers */
         if (me == 0) {
@@ -603,7 +632,7 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
         kb_line l;
         double y[LG_MAX_SIZES];
         memcpy(y, res->t[op], sizeof(y));
-        kb_fit_line(x, y, o->nsizes, &l);
+        kb_fit_line_floor(x, y, o->nsizes, 20.0, &l); /* 20 ns: about the clock's resolution */
         res->fit[op].fixed = clamp0(l.a);
         res->fit[op].per_byte = clamp0(l.b);
     }
@@ -794,7 +823,7 @@ static int loggp_main(int argc, char **argv)
         for (int p = 0; p < KB_MAX_PIECES; p++)
             scale[p] = 1.0;
         if (pc != MPI_COMM_NULL) {
-            measure_p2p(pc, &o, c == 0 ? "intra" : "inter", pt, &bad, buf, buf2, v);
+            measure_p2p(pc, &o, c == 0 ? "intra" : "inter", pt, &bad, buf, buf2, scratch, v);
             if (kb_rank == 0)
                 fit_channel(&o, pt, chs[c], &pcs, hock[c], scale);
             if (c == 0)
