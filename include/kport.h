@@ -101,6 +101,150 @@ const char *kp_last_error(void);
  * every communicator kport has used: call it on all ranks, or not at all. */
 void kp_release_caches(void);
 
+/* ========================================================================= */
+/* One-sided strided transfers (ARMCI's strided convention)                  */
+/* ========================================================================= */
+/*
+ * A strided section is described as in ARMCI_PutS / ARMCI_GetS / ARMCI_AccS:
+ *
+ *   count[0]            contiguous bytes per chunk (a "row");
+ *   count[1..levels]    how many blocks at each stride level;
+ *   stride[0..levels-1] distance in BYTES between consecutive blocks of
+ *                       level i+1 (stride[0]: between rows), one array for
+ *                       the origin buffer and one for the target region.
+ *
+ * Chunk (i1, ..., iL) starts at sum_j i_j * stride[j-1]; there are
+ * count[1] * ... * count[levels] chunks of count[0] bytes, N bytes in all.
+ * levels is 0 .. KP_STRIDED_MAX_LEVELS (0: one contiguous block). Example:
+ * a 3 x 5 block of doubles of a row-major 100 x 100 matrix is count =
+ * {5*8, 3}, stride = {100*8}, levels = 1.
+ *
+ * The target region is addressed by a displacement in bytes from the
+ * target rank's window base (every window here has disp_unit 1).
+ *
+ * Validation, before anything is sent or written (KP_ERR_* code and
+ * kp_last_error() saying which argument and why): levels outside 0..8
+ * (KP_ERR_ARG); a negative count or a total N (or extent) that overflows
+ * 2^62 (KP_ERR_COUNT); a negative stride, or a stride smaller than what it
+ * strides over (stride[0] < count[0], stride[i] < stride[i-1] * count[i],
+ * when count[i+1] > 1: the blocks would overlap) (KP_ERR_ARG); a NULL
+ * buffer, count or stride array while N > 0 (KP_ERR_ARG); a target rank
+ * outside the window's communicator or a target region [disp, disp +
+ * extent) outside the target's window (KP_ERR_ARG); for accumulate an
+ * unknown type, a NULL scale, count[0] not a multiple of the element size
+ * (KP_ERR_DATATYPE / KP_ERR_ARG / KP_ERR_COUNT). N = 0 (a zero count) is a
+ * valid no-op. The same checks apply to every method.
+ *
+ * Windows. kp_win_create allocates `bytes` of window memory per rank
+ * (MPI_Win_allocate, sizes may differ between ranks) and returns its local
+ * base; kp_win_from_mpi wraps the user's own window (disp_unit 1, created
+ * with MPI_Win_create or MPI_Win_allocate[_shared]; dynamic windows are
+ * refused with KP_ERR_UNSUPPORTED). Both are collective over comm. kport
+ * uses passive target only: it opens MPI_Win_lock_all on the window when
+ * it wraps or creates it and closes it in kp_win_free, so the program must
+ * not start epochs of its own on that window in between. Each kport window
+ * also creates a small window of its own: the pool of slots the pack
+ * method writes into (KPORT_STRIDED_SLOTS slots, default 8, of
+ * KPORT_STRIDED_SLOT_KB KiB, default 64; read at kp_win_create, the same on
+ * every rank).
+ *
+ * Completion (as ARMCI's): a blocking put or accumulate returns when the
+ * origin buffer may be reused; a blocking get when the data are in the
+ * origin buffer. Operations of one origin to one target take effect in the
+ * order they were issued. kp_win_fence(win, target) returns when every put
+ * and accumulate of this rank to target (-1: to every rank) is complete at
+ * the target (ARMCI_Fence / ARMCI_AllFence); kp_win_barrier(win) is
+ * collective: every rank's operations complete everywhere, then a barrier
+ * (ARMCI_Barrier). Read data written by others only after one of these.
+ *
+ * Nonblocking variants (kp_iput_strided, ...) return a request that
+ * kp_wait or kp_test complete, in any order; a completed request is set to
+ * KP_REQUEST_NULL. Until then the origin buffer must not be touched.
+ *
+ * Methods (docs/DESIGN.md, "Strided one-sided transfers"):
+ *   direct    one MPI_Put / MPI_Get / MPI_Accumulate per contiguous chunk,
+ *             all completed together by one flush;
+ *   datatype  one MPI operation with a derived datatype describing the
+ *             section on each side (the network walks the descriptor);
+ *   pack      the origin packs the section into bounce buffers (pipelined)
+ *             and writes them, each with the descriptor of its part, into
+ *             free slots of the target's pool (a slot is reserved with an
+ *             atomic fetch-and-op before it is written); the target's
+ *             progress agent unpacks them. A get asks the target to pack
+ *             into its slots and reads them back;
+ *   auto      (default) the cheapest by the cost model T_direct = k*ts +
+ *             tn*N, T_pack = ts + tn*N + 2*tm*N (+ slots' protocol), and the
+ *             datatype method's measured cost; parameters from the "rma"
+ *             object of the parameter file named by KPORT_PARAMS
+ *             (docs/PARAMETERS.md), else built-in defaults.
+ * KPORT_STRIDED_METHOD=direct|datatype|pack|auto or kp_strided_set_method
+ * forces one.
+ *
+ * The progress agent. Pack-method data sent to a rank are unpacked by that
+ * rank: inside any kport strided call, kp_wait/kp_test, kp_win_fence,
+ * kp_win_barrier and kp_win_progress, or by a helper thread started with
+ * kp_win_progress_thread(win, 1) (needs MPI_THREAD_MULTIPLE). A rank that
+ * computes for long without calling kport delays origins that wait for its
+ * slots (fence, barrier, a full pool) but never corrupts or deadlocks them.
+ *
+ * Accumulate: target += scale * source, element-wise, for int, long, float
+ * and double. Every method applies it with MPI_Accumulate (MPI_SUM), the
+ * pack method from the target's own agent into its own window, so
+ * concurrent accumulates from any origins and methods to the same elements
+ * are element-wise atomic, as MPI guarantees.
+ *
+ * Threads: as the collectives (one thread calls kport at a time), plus the
+ * optional helper thread, which kport serialises with the caller.
+ */
+#define KP_STRIDED_MAX_LEVELS 8
+
+typedef struct kp_win_s *kp_win;
+typedef struct kp_request_s *kp_request;
+#define KP_REQUEST_NULL ((kp_request)0)
+
+enum kp_acc_type { KP_ACC_INT = 0, KP_ACC_LONG = 1, KP_ACC_FLOAT = 2, KP_ACC_DOUBLE = 3 };
+
+/* Windows (collective over comm). base may be NULL. */
+int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win);
+int kp_win_from_mpi(MPI_Win mpi_win, MPI_Comm comm, kp_win *win);
+/* Collective; completes everything first; *win = NULL. A window from
+ * kp_win_from_mpi stays the user's (kport only unlocks it). */
+int kp_win_free(kp_win *win);
+/* The MPI window the data live in (for MPI calls outside epochs). */
+MPI_Win kp_win_mpi(kp_win win);
+int kp_win_fence(kp_win win, int target);
+int kp_win_barrier(kp_win win);
+/* Run the progress agent once (unpack what has arrived). */
+int kp_win_progress(kp_win win);
+/* Start (on = 1) or stop (0) a helper thread running the agent; needs
+ * MPI_THREAD_MULTIPLE (KP_ERR_UNSUPPORTED otherwise). */
+int kp_win_progress_thread(kp_win win, int on);
+
+int kp_put_strided(const void *src, const MPI_Aint src_stride[], MPI_Aint dst_disp, const MPI_Aint dst_stride[],
+                   const MPI_Aint count[], int levels, int target, kp_win win);
+int kp_get_strided(void *dst, const MPI_Aint dst_stride[], MPI_Aint src_disp, const MPI_Aint src_stride[],
+                   const MPI_Aint count[], int levels, int target, kp_win win);
+/* target += (*scale) * src; scale points to a value of the element type */
+int kp_acc_strided(enum kp_acc_type type, const void *scale, const void *src, const MPI_Aint src_stride[],
+                   MPI_Aint dst_disp, const MPI_Aint dst_stride[], const MPI_Aint count[], int levels, int target,
+                   kp_win win);
+int kp_iput_strided(const void *src, const MPI_Aint src_stride[], MPI_Aint dst_disp, const MPI_Aint dst_stride[],
+                    const MPI_Aint count[], int levels, int target, kp_win win, kp_request *req);
+int kp_iget_strided(void *dst, const MPI_Aint dst_stride[], MPI_Aint src_disp, const MPI_Aint src_stride[],
+                    const MPI_Aint count[], int levels, int target, kp_win win, kp_request *req);
+int kp_iacc_strided(enum kp_acc_type type, const void *scale, const void *src, const MPI_Aint src_stride[],
+                    MPI_Aint dst_disp, const MPI_Aint dst_stride[], const MPI_Aint count[], int levels, int target,
+                    kp_win win, kp_request *req);
+/* Complete a request (KP_REQUEST_NULL: nothing to do). kp_test sets *done. */
+int kp_wait(kp_request *req);
+int kp_test(kp_request *req, int *done);
+
+/* Force a method for this process: "direct", "datatype", "pack", "auto"
+ * (NULL: back to KPORT_STRIDED_METHOD, else auto). KP_ERR_PARAM otherwise. */
+int kp_strided_set_method(const char *name);
+/* The method the last strided call of this thread used ("pack", ...). */
+const char *kp_strided_last_method(void);
+
 #ifdef __cplusplus
 }
 #endif

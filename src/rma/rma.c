@@ -1,0 +1,322 @@
+/*
+ * Strided one-sided transfers: the entry points (include/kport.h, "One-sided
+ * strided transfers"). Every call validates everything first (descriptor,
+ * buffers, target region, accumulate type; desc.c), so a refused call
+ * sends and writes nothing; then runs this rank's progress agent, picks the
+ * method (forced, or the cost model: auto.c), keeps one origin's operations
+ * to one target in issue order (a non-pack operation first waits until the
+ * target has unpacked this rank's earlier pack writes), starts the method's
+ * module and, for blocking calls, completes it at once.
+ */
+#include "rma/rma.h"
+
+#include "core/core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char last_method[16];
+
+const char *kp_strided_last_method(void)
+{
+    return last_method;
+}
+
+void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n)
+{
+#define KP_SCALE(T)                                                                                                  \
+    do {                                                                                                             \
+        T a;                                                                                                         \
+        memcpy(&a, scale, sizeof(T));                                                                                \
+        for (int64_t i = 0; i + (int64_t)sizeof(T) <= n; i += (int64_t)sizeof(T)) {                                  \
+            T v;                                                                                                     \
+            memcpy(&v, src + i, sizeof(T));                                                                          \
+            v = (T)(a * v);                                                                                          \
+            memcpy(dst + i, &v, sizeof(T));                                                                          \
+        }                                                                                                            \
+    } while (0)
+    switch (type) {
+    case KP_ACC_INT: KP_SCALE(int); break;
+    case KP_ACC_LONG: KP_SCALE(long); break;
+    case KP_ACC_FLOAT: KP_SCALE(float); break;
+    default: KP_SCALE(double); break;
+    }
+#undef KP_SCALE
+}
+
+static int scale_is_one(int type, const void *scale)
+{
+    switch (type) {
+    case KP_ACC_INT: { int v; memcpy(&v, scale, sizeof v); return v == 1; }
+    case KP_ACC_LONG: { long v; memcpy(&v, scale, sizeof v); return v == 1; }
+    case KP_ACC_FLOAT: { float v; memcpy(&v, scale, sizeof v); return v == 1.0f; }
+    default: { double v; memcpy(&v, scale, sizeof v); return v == 1.0; }
+    }
+}
+
+int kp_acc_scaled_stream(const kp_rma_op *op, char **out)
+{
+    *out = NULL;
+    if (scale_is_one(op->acc_type, op->scale))
+        return KP_SUCCESS;
+    char *t = malloc((size_t)op->sd.total);
+    if (!t)
+        return kp_error(KP_ERR_NOMEM, "strided accumulate: no memory for %lld scaled bytes",
+                        (long long)op->sd.total);
+    kp_sd_pack_range(&op->sd, &op->lside, op->lbase, 0, op->sd.total, t);
+    kp_acc_scale(op->acc_type, op->scale, t, t, op->sd.total);
+    *out = t;
+    return KP_SUCCESS;
+}
+
+static int validate(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, const MPI_Aint lstride[],
+                    MPI_Aint rdisp, const MPI_Aint rstride[], const MPI_Aint count[], int levels, int target)
+{
+    if (!win)
+        return kp_error(KP_ERR_ARG, "%s: win is NULL", fn);
+    int rc = kp_sd_counts(&op->sd, count, levels);
+    if (rc)
+        return rc;
+    if (target < 0 || target >= win->P)
+        return kp_error(KP_ERR_ARG, "%s: target rank %d is outside the window's %d ranks", fn, target, win->P);
+    op->target = target;
+    if (op->sd.total == 0)
+        return KP_SUCCESS;
+    if (!lbase)
+        return kp_error(KP_ERR_ARG, "%s: the origin buffer is NULL (%lld bytes to move)", fn,
+                        (long long)op->sd.total);
+    if ((rc = kp_sd_strides(&op->sd, &op->lside, lstride, "origin")) != KP_SUCCESS ||
+        (rc = kp_sd_strides(&op->sd, &op->rside, rstride, "target")) != KP_SUCCESS)
+        return rc;
+    if (rdisp < 0 || rdisp > win->sizes[target] || op->rside.extent > win->sizes[target] - rdisp)
+        return kp_error(KP_ERR_ARG,
+                        "%s: target region [%lld, %lld) is outside rank %d's window of %lld bytes", fn,
+                        (long long)rdisp, (long long)rdisp + (long long)op->rside.extent, target,
+                        (long long)win->sizes[target]);
+    op->lbase = (char *)lbase;
+    op->rdisp = rdisp;
+    if (op->kind == KP_RMA_ACC) {
+        switch (op->acc_type) {
+        case KP_ACC_INT: op->etype = MPI_INT; op->esize = (int)sizeof(int); break;
+        case KP_ACC_LONG: op->etype = MPI_LONG; op->esize = (int)sizeof(long); break;
+        case KP_ACC_FLOAT: op->etype = MPI_FLOAT; op->esize = (int)sizeof(float); break;
+        case KP_ACC_DOUBLE: op->etype = MPI_DOUBLE; op->esize = (int)sizeof(double); break;
+        default:
+            return kp_error(KP_ERR_DATATYPE, "%s: accumulate type %d is not KP_ACC_INT, _LONG, _FLOAT or _DOUBLE",
+                            fn, op->acc_type);
+        }
+        if (!op->scale)
+            return kp_error(KP_ERR_ARG, "%s: scale is NULL", fn);
+        if (op->sd.count[0] % op->esize)
+            return kp_error(KP_ERR_COUNT, "%s: count[0] = %lld bytes is not a whole number of %d-byte elements",
+                            fn, (long long)op->sd.count[0], op->esize);
+    }
+    return KP_SUCCESS;
+}
+
+static void unlink_req(kp_win w, struct kp_request_s *r)
+{
+    for (struct kp_request_s **pp = &w->reqs; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            return;
+        }
+}
+
+static void req_free(struct kp_request_s *r)
+{
+    unlink_req(r->win, r);
+    free(r->tmp);
+    free(r->buf);
+    free(r);
+}
+
+/* complete r (the window is entered); test: don't wait for a pack get */
+static int complete(struct kp_request_s *r, int test, int *done)
+{
+    kp_win w = r->win;
+    int rc = KP_SUCCESS;
+    *done = 0;
+    switch (r->method) {
+    case KP_M_DATATYPE:
+        if (test) {
+            int f = 0;
+            if (MPI_Test(&r->mreq, &f, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                return kp_error(KP_ERR_MPI, "kp_test: MPI_Test failed");
+            if (!f)
+                return kp_rma_progress(w);
+        } else if (MPI_Wait(&r->mreq, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            return kp_error(KP_ERR_MPI, "kp_wait: MPI_Wait failed");
+        }
+        /* then flush for remote completion (issue order) */
+        __attribute__((fallthrough));
+    case KP_M_DIRECT:
+        if (MPI_Win_flush(r->target, w->win) != MPI_SUCCESS)
+            return kp_error(KP_ERR_MPI, "strided: MPI_Win_flush(%d) failed", r->target);
+        *done = 1;
+        break;
+    default: /* pack */
+        while (rc == KP_SUCCESS && !r->done) {
+            rc = kp_rma_progress(w);
+            if (test)
+                break;
+        }
+        *done = r->done;
+        break;
+    }
+    return rc;
+}
+
+static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, const MPI_Aint lstride[],
+                 MPI_Aint rdisp, const MPI_Aint rstride[], const MPI_Aint count[], int levels, int target,
+                 kp_request *reqp)
+{
+    if (reqp)
+        *reqp = KP_REQUEST_NULL;
+    int rc = validate(op, fn, win, lbase, lstride, rdisp, rstride, count, levels, target);
+    if (rc)
+        return rc;
+    int m = kp_rma_forced();
+    if (m < 0)
+        return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_METHOD=\"%s\" is not direct, datatype, pack or auto",
+                        getenv("KPORT_STRIDED_METHOD"));
+    kp_win_enter(win);
+    rc = kp_rma_progress(win);
+    if (rc || op->sd.total == 0) {
+        kp_win_leave(win);
+        return rc;
+    }
+    if (m == KP_M_AUTO)
+        m = kp_rma_choose(win, op);
+    snprintf(last_method, sizeof(last_method), "%s", kp_rma_method_name(m));
+    if (m != KP_M_PACK)
+        rc = kp_pack_fence(win, target);
+    struct kp_request_s *r = calloc(1, sizeof(*r));
+    if (!r) {
+        kp_win_leave(win);
+        return kp_error(KP_ERR_NOMEM, "%s: out of memory", fn);
+    }
+    r->win = win;
+    r->kind = op->kind;
+    r->method = m;
+    r->target = target;
+    r->mreq = MPI_REQUEST_NULL;
+    if (rc == KP_SUCCESS) {
+        if (m == KP_M_DIRECT)
+            rc = kp_direct_start(win, op, r);
+        else if (m == KP_M_DATATYPE)
+            rc = kp_datatype_start(win, op, r);
+        else
+            rc = kp_pack_start(win, op, r);
+    }
+    if (rc == KP_SUCCESS && !reqp) {
+        int done;
+        rc = complete(r, 0, &done);
+    }
+    if (rc || !reqp)
+        req_free(r);
+    else
+        *reqp = r;
+    kp_win_leave(win);
+    return rc;
+}
+
+#define PUT_INIT(k)                                                                                                  \
+    kp_rma_op op;                                                                                                        \
+    memset(&op, 0, sizeof(op));                                                                                      \
+    op.kind = (k)
+
+int kp_put_strided(const void *src, const MPI_Aint src_stride[], MPI_Aint dst_disp, const MPI_Aint dst_stride[],
+                   const MPI_Aint count[], int levels, int target, kp_win win)
+{
+    PUT_INIT(KP_RMA_PUT);
+    return start(&op, "kp_put_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, NULL);
+}
+
+int kp_iput_strided(const void *src, const MPI_Aint src_stride[], MPI_Aint dst_disp, const MPI_Aint dst_stride[],
+                    const MPI_Aint count[], int levels, int target, kp_win win, kp_request *req)
+{
+    if (!req)
+        return kp_error(KP_ERR_ARG, "kp_iput_strided: req is NULL");
+    PUT_INIT(KP_RMA_PUT);
+    return start(&op, "kp_iput_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, req);
+}
+
+int kp_get_strided(void *dst, const MPI_Aint dst_stride[], MPI_Aint src_disp, const MPI_Aint src_stride[],
+                   const MPI_Aint count[], int levels, int target, kp_win win)
+{
+    PUT_INIT(KP_RMA_GET);
+    return start(&op, "kp_get_strided", win, dst, dst_stride, src_disp, src_stride, count, levels, target, NULL);
+}
+
+int kp_iget_strided(void *dst, const MPI_Aint dst_stride[], MPI_Aint src_disp, const MPI_Aint src_stride[],
+                    const MPI_Aint count[], int levels, int target, kp_win win, kp_request *req)
+{
+    if (!req)
+        return kp_error(KP_ERR_ARG, "kp_iget_strided: req is NULL");
+    PUT_INIT(KP_RMA_GET);
+    return start(&op, "kp_iget_strided", win, dst, dst_stride, src_disp, src_stride, count, levels, target, req);
+}
+
+int kp_acc_strided(enum kp_acc_type type, const void *scale, const void *src, const MPI_Aint src_stride[],
+                   MPI_Aint dst_disp, const MPI_Aint dst_stride[], const MPI_Aint count[], int levels, int target,
+                   kp_win win)
+{
+    PUT_INIT(KP_RMA_ACC);
+    op.acc_type = (int)type;
+    op.scale = scale;
+    return start(&op, "kp_acc_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, NULL);
+}
+
+int kp_iacc_strided(enum kp_acc_type type, const void *scale, const void *src, const MPI_Aint src_stride[],
+                    MPI_Aint dst_disp, const MPI_Aint dst_stride[], const MPI_Aint count[], int levels, int target,
+                    kp_win win, kp_request *req)
+{
+    if (!req)
+        return kp_error(KP_ERR_ARG, "kp_iacc_strided: req is NULL");
+    PUT_INIT(KP_RMA_ACC);
+    op.acc_type = (int)type;
+    op.scale = scale;
+    return start(&op, "kp_iacc_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, req);
+}
+
+int kp_wait(kp_request *req)
+{
+    if (!req)
+        return kp_error(KP_ERR_ARG, "kp_wait: req is NULL");
+    if (*req == KP_REQUEST_NULL)
+        return KP_SUCCESS;
+    struct kp_request_s *r = *req;
+    kp_win_enter(r->win);
+    int done = 0;
+    int rc = complete(r, 0, &done);
+    kp_win w = r->win;
+    req_free(r);
+    *req = KP_REQUEST_NULL;
+    kp_win_leave(w);
+    return rc;
+}
+
+int kp_test(kp_request *req, int *done)
+{
+    if (!req || !done)
+        return kp_error(KP_ERR_ARG, "kp_test: req or done is NULL");
+    *done = 0;
+    if (*req == KP_REQUEST_NULL) {
+        *done = 1;
+        return KP_SUCCESS;
+    }
+    struct kp_request_s *r = *req;
+    kp_win w = r->win;
+    kp_win_enter(w);
+    int rc = complete(r, 1, done);
+    if (*done || rc) {
+        req_free(r);
+        *req = KP_REQUEST_NULL;
+        if (rc)
+            *done = 1;
+    }
+    kp_win_leave(w);
+    return rc;
+}

@@ -1,0 +1,180 @@
+/*
+ * One-sided strided transfers: internal interfaces (not part of the API).
+ *
+ *   desc.c      the strided descriptor: validation, sizes, chunk offsets,
+ *               packing and unpacking any byte range of the packed stream
+ *               (pure, no MPI; tests/unit/test_strided_desc.c)
+ *   win.c       kport windows: the data window, the slot pool, fences,
+ *               barriers, the helper thread
+ *   direct.c    method "direct": one MPI operation per contiguous chunk
+ *   datatype.c  method "datatype": one MPI operation with derived datatypes
+ *   pack.c      method "pack": bounce buffers, slot pool, progress agent
+ *   auto.c      the cost model and the method choice, the "rma" parameters
+ *   rma.c       entry points: validation, requests, kp_wait / kp_test
+ */
+#ifndef KP_RMA_H
+#define KP_RMA_H
+
+#include "kport.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#define KP_SD_MAXL KP_STRIDED_MAX_LEVELS
+#define KP_SD_LIMIT ((int64_t)1 << 62)
+
+/* ---- the descriptor (desc.c) ---------------------------------------------- */
+
+typedef struct kp_sd_side { /* one side's layout */
+    int64_t stride[KP_SD_MAXL];
+    int64_t extent; /* bytes from the first to past the last byte */
+} kp_sd_side;
+
+typedef struct kp_sd {
+    int levels;
+    int64_t count[KP_SD_MAXL + 1];
+    int64_t nchunks; /* count[1] * ... * count[levels] (0 if N = 0) */
+    int64_t total;   /* N = count[0] * nchunks */
+} kp_sd;
+
+/* Validate counts (sd filled) and one side's strides (side filled; `what`
+ * names it in messages: "source", "target"). KP_SUCCESS or a KP_ERR_* code
+ * with kp_last_error() set. Strides are only read when total > 0. */
+int kp_sd_counts(kp_sd *sd, const MPI_Aint count[], int levels);
+int kp_sd_strides(const kp_sd *sd, kp_sd_side *side, const MPI_Aint stride[], const char *what);
+/* Byte offset of chunk index c (0 .. nchunks-1, level 1 fastest). */
+int64_t kp_sd_chunk_offset(const kp_sd *sd, const kp_sd_side *side, int64_t c);
+/* Copy bytes [off, off+len) of the packed stream from the strided layout at
+ * base into stream (pack) / from stream into the layout (unpack). */
+void kp_sd_pack_range(const kp_sd *sd, const kp_sd_side *side, const char *base, int64_t off, int64_t len,
+                      char *stream);
+void kp_sd_unpack_range(const kp_sd *sd, const kp_sd_side *side, char *base, int64_t off, int64_t len,
+                        const char *stream);
+/* Contiguous runs of bytes [off, off+len) of the stream: calls fn(layout
+ * offset, stream offset, bytes, arg) per run; stops at a nonzero return. */
+int kp_sd_runs(const kp_sd *sd, const kp_sd_side *side, int64_t off, int64_t len,
+               int (*fn)(int64_t where, int64_t soff, int64_t n, void *arg), void *arg);
+
+/* ---- windows (win.c) ---------------------------------------------------- */
+
+enum kp_rma_kind { KP_RMA_PUT = 0, KP_RMA_GET = 1, KP_RMA_ACC = 2 };
+enum kp_rma_method { KP_M_AUTO = 0, KP_M_DIRECT = 1, KP_M_DATATYPE = 2, KP_M_PACK = 3, KP_M_COUNT };
+
+/* The header of a pool slot: the descriptor that travels with the data. */
+typedef struct kp_slot_hdr {
+    int32_t kind, acc_type, levels, origin;
+    int64_t disp;                   /* target displacement of the section */
+    int64_t count[KP_SD_MAXL + 1];
+    int64_t stride[KP_SD_MAXL];     /* target strides */
+    int64_t off, len;               /* this part: bytes [off, off+len) of the stream */
+    int64_t ticket;
+} kp_slot_hdr;
+#define KP_SLOT_HDR 256 /* bytes reserved for the header in a slot (>= sizeof) */
+
+struct kp_win_s {
+    MPI_Comm comm;
+    int rank, P;
+    MPI_Win win;     /* the data */
+    int own_win;     /* kport allocated it */
+    char *base;      /* local base of the data window */
+    MPI_Aint *sizes; /* [P] every rank's window size */
+    /* the slot pool: a window of its own. Layout: control words (reserve
+     * counter, then per slot: turn, ready), then nslots slots of
+     * KP_SLOT_HDR + slot_bytes */
+    MPI_Win pool;
+    char *pool_base;
+    int nslots;
+    int64_t slot_bytes;  /* data bytes per slot */
+    MPI_Aint ctrl_bytes; /* offset of slot 0 */
+    int64_t agent_next;  /* the next ticket the agent processes */
+    char *bounce[2];     /* origin-side bounce buffers (KP_SLOT_HDR + slot_bytes) */
+    int64_t *pack_pending; /* [P] 1 + last pack ticket this rank wrote to each target (0: none) */
+    /* the helper thread */
+    pthread_mutex_t lock;
+    pthread_t thread;
+    int thread_on, thread_stop;
+    struct kp_request_s *reqs; /* pending pack gets (progressed together) */
+    /* cost model parameters used by auto (auto.c) */
+    double ts, tn, tm, tc, tp, td0, td1;
+};
+
+/* Slot control word addresses (displacements in the pool window). */
+#define KP_CTRL_RESERVE 0
+static inline MPI_Aint kp_ctrl_turn(int slot) { return 64 + (MPI_Aint)slot * 16; }
+static inline MPI_Aint kp_ctrl_ready(int slot) { return 64 + (MPI_Aint)slot * 16 + 8; }
+static inline MPI_Aint kp_slot_disp(const struct kp_win_s *w, int slot)
+{
+    return w->ctrl_bytes + (MPI_Aint)slot * (KP_SLOT_HDR + (MPI_Aint)w->slot_bytes);
+}
+#define KP_READY_REPLY ((int64_t)1 << 61)
+
+/* Atomic 64-bit read / write of a pool control word at rank r (flushed). */
+int kp_pool_read(kp_win w, int r, MPI_Aint disp, int64_t *v);
+int kp_pool_write(kp_win w, int r, MPI_Aint disp, int64_t v);
+/* fetch-and-add (flushed): *old = previous value */
+int kp_pool_fadd(kp_win w, int r, MPI_Aint disp, int64_t add, int64_t *old);
+
+/* The agent: process every ready slot addressed to this rank, in ticket order. */
+int kp_agent_run(kp_win w);
+/* Everything this rank can do without waiting: the agent and pending gets. */
+int kp_rma_progress(kp_win w);
+void kp_win_enter(kp_win w);
+void kp_win_leave(kp_win w);
+
+/* ---- requests and methods ----------------------------------------------- */
+
+struct kp_request_s {
+    kp_win win;
+    int kind, method, target;
+    int done;
+    void *tmp;               /* scaled accumulate data (direct, datatype) */
+    MPI_Request mreq;        /* datatype: the request of MPI_Rput / MPI_Rget */
+    /* pack get state */
+    kp_sd sd;
+    kp_sd_side lside, rside;
+    char *lbase;
+    int64_t rdisp;
+    int64_t t0, npieces, sent, harvested;
+    char *buf;               /* one slot's worth */
+    struct kp_request_s *next;
+};
+
+typedef struct kp_rma_op {     /* one validated call */
+    int kind;              /* enum kp_rma_kind */
+    int acc_type;          /* enum kp_acc_type */
+    MPI_Datatype etype;    /* the element type (acc) */
+    int esize;
+    const void *scale;
+    char *lbase;           /* origin buffer */
+    int64_t rdisp;         /* target displacement */
+    kp_sd sd;
+    kp_sd_side lside, rside;
+    int target;
+} kp_rma_op;
+
+/* Each method: start the operation; *req gets what completion needs. */
+int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req);
+int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req);
+int kp_pack_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req);
+/* pack gets: one non-waiting step (1 when finished) */
+int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished);
+/* scaled copy of the source section as a packed stream (acc), malloc'd */
+int kp_acc_scaled_stream(const kp_rma_op *op, char **out);
+/* dst[i] = scale * src[i] for n bytes of elements of type t */
+void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n);
+/* fence to target when pack writes from this rank are still unprocessed there */
+int kp_pack_fence(kp_win w, int target);
+
+/* ---- the choice (auto.c) ------------------------------------------------- */
+void kp_rma_params_default(kp_win w);
+int kp_rma_params_load(kp_win w, const char *path);
+int kp_rma_choose(kp_win w, const kp_rma_op *op);
+const char *kp_rma_method_name(int m);
+/* the model's time (ns) of method m for k chunks, N bytes */
+double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N);
+int kp_rma_method_parse(const char *s);
+/* the forced method (kp_strided_set_method / KPORT_STRIDED_METHOD) or KP_M_AUTO */
+int kp_rma_forced(void);
+
+#endif

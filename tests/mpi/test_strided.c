@@ -1,0 +1,540 @@
+/*
+ * Strided one-sided transfers under real MPI (include/kport.h, "One-sided
+ * strided transfers"): every byte of every window and buffer is compared
+ * with a reference computed locally by plain nested loops (not kport's
+ * descriptor code).
+ *
+ *   test_strided [--methods direct,datatype,pack,auto] [--user-window]
+ *                [--thread] [--quick]
+ *
+ * Per method (forced with kp_strided_set_method):
+ *   put   rank r puts a section of its source to rank r+1 (mod P): shapes of
+ *         0 to 4 stride levels, odd counts and strides, zero counts, chunks
+ *         from 1 byte to 4 KiB, sections larger than a slot; the whole
+ *         window of every rank is checked (bytes outside the section too);
+ *   get   rank r gets a section of rank r+1's window into a buffer whose
+ *         bytes outside the section must stay untouched;
+ *   acc   every rank accumulates into rank 0's same elements (overlapping,
+ *         several origins at once), scale = origin + 1, for int, long,
+ *         float and double (integer values: exact sums);
+ *   nonblocking  three puts and two gets in flight per rank, to two
+ *         targets, completed in reverse order and by kp_test polling;
+ *   bad   descriptors refused with the expected code and a message, and
+ *         every window unchanged afterwards.
+ * --user-window: the window is the program's own (MPI_Win_create over
+ * malloc'd memory) wrapped with kp_win_from_mpi.
+ * --thread: MPI_THREAD_MULTIPLE and the helper thread; the targets sit in a
+ * plain MPI_Barrier while origins fence their pack writes (only the helper
+ * thread can unpack them).
+ * Environment: KPORT_STRIDED_SLOTS / KPORT_STRIDED_SLOT_KB shrink the pool
+ * (the ctest runs one with 2 slots of 64 bytes: more pieces than slots).
+ */
+#include "common.h"
+
+#define WIN_BYTES (256 * 1024)
+#define MAXL KP_STRIDED_MAX_LEVELS
+
+static int rank, P;
+static kp_win win;
+static unsigned char *wbase;
+static int quick;
+
+typedef struct shape {
+    int levels;
+    MPI_Aint count[MAXL + 1];
+    int lpad, rpad; /* stride = what it strides over + pad, per side */
+    MPI_Aint rdisp;
+} shape;
+
+static const shape shapes[] = {
+    {0, {13}, 0, 0, 17},
+    {1, {5, 7}, 1, 3, 5},
+    {1, {8, 100}, 8, 8, 0},
+    {1, {1, 301}, 2, 1, 3},
+    {2, {3, 4, 5}, 1, 2, 11},
+    {3, {7, 3, 2, 3}, 3, 0, 1},
+    {4, {2, 3, 2, 2, 3}, 1, 1, 7},
+    {1, {1000, 9}, 24, 40, 9},
+    {2, {24, 50, 6}, 8, 0, 64},
+    {1, {4096, 20}, 0, 8, 33},
+    {1, {0, 5}, 1, 1, 0},
+    {2, {5, 0, 3}, 1, 1, 0},
+    {1, {6, 1}, 0, 0, 2}, /* count[1] = 1: the stride does not matter */
+};
+#define NSHAPES ((int)(sizeof(shapes) / sizeof(shapes[0])))
+
+/* strides of a side: stride[i] = extent of the block below + pad*(i+1) */
+static MPI_Aint strides(const shape *s, MPI_Aint mult, int pad, MPI_Aint *st)
+{
+    MPI_Aint ext = s->count[0] * mult;
+    for (int i = 0; i < s->levels; i++) {
+        st[i] = ext + pad * (i + 1);
+        ext = st[i] * (s->count[i + 1] - 1) + ext;
+        if (s->count[i + 1] == 1)
+            st[i] = 1 + i; /* smaller than the row: legal when the count is 1 */
+        if (s->count[i + 1] == 0)
+            ext = 0;
+    }
+    return ext < 0 ? 0 : ext;
+}
+
+static int64_t total(const shape *s, MPI_Aint mult)
+{
+    int64_t n = s->count[0] * mult;
+    for (int i = 1; i <= s->levels; i++)
+        n *= s->count[i];
+    return n;
+}
+
+/* reference copy of a section: nested loops */
+static void ref_copy(unsigned char *dst, const MPI_Aint *dst_st, const unsigned char *src, const MPI_Aint *src_st,
+                     const MPI_Aint *count, int level)
+{
+    if (level == 0) {
+        memcpy(dst, src, (size_t)count[0]);
+        return;
+    }
+    for (MPI_Aint i = 0; i < count[level]; i++)
+        ref_copy(dst + i * dst_st[level - 1], dst_st, src + i * src_st[level - 1], src_st, count, level - 1);
+}
+
+static unsigned char win_byte(int r, size_t i, int tag)
+{
+    return (unsigned char)(r * 31 + (int)(i % 251) * 7 + tag * 13 + 1);
+}
+
+static unsigned char src_byte(int r, size_t i, int tag)
+{
+    return (unsigned char)(r * 13 + (int)(i % 241) * 3 + tag * 5 + 5);
+}
+
+static void win_init(int tag)
+{
+    for (size_t i = 0; i < WIN_BYTES; i++)
+        wbase[i] = win_byte(rank, i, tag);
+    kp_win_barrier(win);
+}
+
+static void expect_rc(int rc, int want, const char *what)
+{
+    if (rc == want)
+        kt_pass();
+    else
+        kt_fail("%s: returned %d (%s), expected %d; %s", what, rc, kp_strerror(rc), want, kp_last_error());
+}
+
+/* compare a buffer with its expected image, report the first difference */
+static void compare(const unsigned char *got, const unsigned char *exp, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != exp[i]) {
+            kt_fail("%s: byte %zu is %u, expected %u", what, i, got[i], exp[i]);
+            return;
+        }
+    kt_pass();
+}
+
+static void test_put(const char *method, const shape *s, int tag)
+{
+    char what[160];
+    snprintf(what, sizeof(what), "%s put shape %d", method, (int)(s - shapes));
+    win_init(tag);
+    MPI_Aint lst[MAXL], rst[MAXL];
+    MPI_Aint lext = strides(s, 1, s->lpad, lst), rext = strides(s, 1, s->rpad, rst);
+    unsigned char *src = malloc((size_t)lext + 1);
+    for (MPI_Aint i = 0; i < lext + 1; i++)
+        src[i] = src_byte(rank, (size_t)i, tag);
+    int target = (rank + 1) % P, origin = (rank - 1 + P) % P;
+    expect_rc(kp_put_strided(src, lst, s->rdisp, rst, s->count, s->levels, target, win), KP_SUCCESS, what);
+    kp_win_barrier(win);
+    /* expected: my initial window with the origin's section written */
+    unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc((size_t)lext + 1);
+    for (size_t i = 0; i < WIN_BYTES; i++)
+        exp[i] = win_byte(rank, i, tag);
+    for (MPI_Aint i = 0; i < lext + 1; i++)
+        osrc[i] = src_byte(origin, (size_t)i, tag);
+    if (total(s, 1) > 0)
+        ref_copy(exp + s->rdisp, rst, osrc, lst, s->count, s->levels);
+    (void)rext;
+    compare(wbase, exp, WIN_BYTES, what);
+    free(src);
+    free(exp);
+    free(osrc);
+    kp_win_barrier(win);
+}
+
+static void test_get(const char *method, const shape *s, int tag)
+{
+    char what[160];
+    snprintf(what, sizeof(what), "%s get shape %d", method, (int)(s - shapes));
+    win_init(tag);
+    MPI_Aint lst[MAXL], rst[MAXL];
+    MPI_Aint lext = strides(s, 1, s->lpad, lst);
+    strides(s, 1, s->rpad, rst);
+    size_t n = (size_t)lext + 16;
+    unsigned char *dst = malloc(n), *exp = malloc(n), *twin = malloc(WIN_BYTES);
+    for (size_t i = 0; i < n; i++)
+        dst[i] = exp[i] = (unsigned char)(0xA5 ^ i);
+    int target = (rank + 1) % P;
+    for (size_t i = 0; i < WIN_BYTES; i++)
+        twin[i] = win_byte(target, i, tag);
+    expect_rc(kp_get_strided(dst, lst, s->rdisp, rst, s->count, s->levels, target, win), KP_SUCCESS, what);
+    if (total(s, 1) > 0)
+        ref_copy(exp, lst, twin + s->rdisp, rst, s->count, s->levels);
+    compare(dst, exp, n, what);
+    free(dst);
+    free(exp);
+    free(twin);
+    kp_win_barrier(win);
+}
+
+/* ---- accumulate ------------------------------------------------------------ */
+
+static const char *const tnames[4] = {"int", "long", "float", "double"};
+static const int tsize[4] = {(int)sizeof(int), (int)sizeof(long), (int)sizeof(float), (int)sizeof(double)};
+
+static double elem_get(int t, const unsigned char *p)
+{
+    switch (t) {
+    case 0: { int v; memcpy(&v, p, sizeof v); return v; }
+    case 1: { long v; memcpy(&v, p, sizeof v); return (double)v; }
+    case 2: { float v; memcpy(&v, p, sizeof v); return v; }
+    default: { double v; memcpy(&v, p, sizeof v); return v; }
+    }
+}
+
+static void elem_set(int t, unsigned char *p, double x)
+{
+    switch (t) {
+    case 0: { int v = (int)x; memcpy(p, &v, sizeof v); break; }
+    case 1: { long v = (long)x; memcpy(p, &v, sizeof v); break; }
+    case 2: { float v = (float)x; memcpy(p, &v, sizeof v); break; }
+    default: memcpy(p, &x, sizeof x); break;
+    }
+}
+
+/* reference accumulate: dst[e] += scale * src[e] over the section */
+static void ref_acc(int t, double scale, unsigned char *dst, const MPI_Aint *dst_st, const unsigned char *src,
+                    const MPI_Aint *src_st, const MPI_Aint *count, int level)
+{
+    if (level == 0) {
+        for (MPI_Aint b = 0; b < count[0]; b += tsize[t])
+            elem_set(t, dst + b, elem_get(t, dst + b) + scale * elem_get(t, src + b));
+        return;
+    }
+    for (MPI_Aint i = 0; i < count[level]; i++)
+        ref_acc(t, scale, dst + i * dst_st[level - 1], dst_st, src + i * src_st[level - 1], src_st, count,
+                level - 1);
+}
+
+static void acc_src_fill(int t, unsigned char *p, size_t n, int r)
+{
+    for (size_t e = 0; e + (size_t)tsize[t] <= n; e += (size_t)tsize[t])
+        elem_set(t, p + e, (double)((e / (size_t)tsize[t] + (size_t)r) % 13 + 1));
+}
+
+static void acc_win_fill(int t, unsigned char *p, size_t n, int r)
+{
+    for (size_t e = 0; e + (size_t)tsize[t] <= n; e += (size_t)tsize[t])
+        elem_set(t, p + e, (double)((e / (size_t)tsize[t]) % 17 + (size_t)r));
+}
+
+static void test_acc(const char *method, const shape *s0, int t)
+{
+    char what[160];
+    snprintf(what, sizeof(what), "%s acc %s shape %d", method, tnames[t], (int)(s0 - shapes));
+    shape s = *s0;
+    s.count[0] *= tsize[t];
+    s.rdisp *= tsize[t]; /* element-aligned displacement */
+    MPI_Aint lst[MAXL], rst[MAXL];
+    MPI_Aint lext = strides(&s, 1, s.lpad * tsize[t], lst), rext = strides(&s, 1, s.rpad * tsize[t], rst);
+    if (s.rdisp + rext > WIN_BYTES)
+        return;
+    acc_win_fill(t, wbase, WIN_BYTES, rank);
+    kp_win_barrier(win);
+    size_t ln = (size_t)lext + 8;
+    unsigned char *src = malloc(ln);
+    acc_src_fill(t, src, ln, rank);
+    unsigned char scale[8];
+    elem_set(t, scale, rank + 1);
+    expect_rc(kp_acc_strided((enum kp_acc_type)t, scale, src, lst, s.rdisp, rst, s.count, s.levels, 0, win),
+              KP_SUCCESS, what);
+    kp_win_barrier(win);
+    if (rank == 0) {
+        unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc(ln);
+        acc_win_fill(t, exp, WIN_BYTES, 0);
+        for (int o = 0; o < P; o++) {
+            acc_src_fill(t, osrc, ln, o);
+            if (total(&s, 1) > 0)
+                ref_acc(t, o + 1, exp + s.rdisp, rst, osrc, lst, s.count, s.levels);
+        }
+        compare(wbase, exp, WIN_BYTES, what);
+        free(exp);
+        free(osrc);
+    }
+    free(src);
+    kp_win_barrier(win);
+}
+
+/* ---- nonblocking ----------------------------------------------------------- */
+
+static void test_nonblocking(const char *method, int tag)
+{
+    char what[160];
+    snprintf(what, sizeof(what), "%s nonblocking", method);
+    win_init(tag);
+    const shape *ps[3] = {&shapes[2], &shapes[4], &shapes[8]};
+    MPI_Aint pdisp[3] = {0, 20000, 40000};
+    MPI_Aint gdisp = 100000;
+    const shape *gs[2] = {&shapes[1], &shapes[7]};
+    MPI_Aint gdisp2[2] = {gdisp, gdisp + 30000};
+    MPI_Aint lst[5][MAXL], rst[5][MAXL], lext[5];
+    unsigned char *src[3], *dst[2];
+    kp_request req[5];
+    int t1 = (rank + 1) % P, t2 = (rank + 2) % P;
+    for (int i = 0; i < 3; i++) {
+        lext[i] = strides(ps[i], 1, ps[i]->lpad, lst[i]);
+        strides(ps[i], 1, ps[i]->rpad, rst[i]);
+        src[i] = malloc((size_t)lext[i]);
+        for (MPI_Aint j = 0; j < lext[i]; j++)
+            src[i][j] = src_byte(rank, (size_t)j, tag + i);
+        expect_rc(kp_iput_strided(src[i], lst[i], pdisp[i], rst[i], ps[i]->count, ps[i]->levels, t1, win, &req[i]),
+                  KP_SUCCESS, what);
+    }
+    for (int i = 0; i < 2; i++) {
+        lext[3 + i] = strides(gs[i], 1, gs[i]->lpad, lst[3 + i]);
+        strides(gs[i], 1, gs[i]->rpad, rst[3 + i]);
+        dst[i] = calloc((size_t)lext[3 + i], 1);
+        expect_rc(kp_iget_strided(dst[i], lst[3 + i], gdisp2[i], rst[3 + i], gs[i]->count, gs[i]->levels, t2, win,
+                                  &req[3 + i]),
+                  KP_SUCCESS, what);
+    }
+    /* complete: the gets by kp_test polling, then the puts in reverse order */
+    int pending = 2;
+    while (pending) {
+        pending = 0;
+        for (int i = 4; i >= 3; i--) {
+            int done = 0;
+            expect_rc(kp_test(&req[i], &done), KP_SUCCESS, what);
+            if (!done)
+                pending++;
+            else if (req[i] != KP_REQUEST_NULL)
+                kt_fail("%s: a completed request is not KP_REQUEST_NULL", what);
+        }
+    }
+    for (int i = 2; i >= 0; i--)
+        expect_rc(kp_wait(&req[i]), KP_SUCCESS, what);
+    expect_rc(kp_wait(&req[0]), KP_SUCCESS, "kp_wait on KP_REQUEST_NULL");
+    /* gets: from t2's initial window */
+    for (int i = 0; i < 2; i++) {
+        unsigned char *exp = calloc((size_t)lext[3 + i], 1), *twin = malloc(WIN_BYTES);
+        for (size_t j = 0; j < WIN_BYTES; j++)
+            twin[j] = win_byte(t2, j, tag);
+        ref_copy(exp, lst[3 + i], twin + gdisp2[i], rst[3 + i], gs[i]->count, gs[i]->levels);
+        compare(dst[i], exp, (size_t)lext[3 + i], what);
+        free(exp);
+        free(twin);
+    }
+    kp_win_barrier(win);
+    unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc(65536);
+    for (size_t j = 0; j < WIN_BYTES; j++)
+        exp[j] = win_byte(rank, j, tag);
+    int origin = (rank - 1 + P) % P;
+    for (int i = 0; i < 3; i++) {
+        for (MPI_Aint j = 0; j < lext[i]; j++)
+            osrc[j] = src_byte(origin, (size_t)j, tag + i);
+        ref_copy(exp + pdisp[i], rst[i], osrc, lst[i], ps[i]->count, ps[i]->levels);
+    }
+    compare(wbase, exp, WIN_BYTES, what);
+    free(exp);
+    free(osrc);
+    for (int i = 0; i < 3; i++)
+        free(src[i]);
+    for (int i = 0; i < 2; i++)
+        free(dst[i]);
+    kp_win_barrier(win);
+}
+
+/* ---- bad descriptors --------------------------------------------------------- */
+
+static void expect_bad(int rc, int want, const char *what, const char *word)
+{
+    if (rc != want)
+        kt_fail("bad input %s: returned %d (%s), expected %d", what, rc, kp_strerror(rc), want);
+    else if (!strstr(kp_last_error(), word))
+        kt_fail("bad input %s: message \"%s\" does not mention \"%s\"", what, kp_last_error(), word);
+    else
+        kt_pass();
+}
+
+static void test_bad(int tag)
+{
+    win_init(tag);
+    int t = (rank + 1) % P;
+    unsigned char buf[4096];
+    memset(buf, 0x5A, sizeof(buf));
+    MPI_Aint c1[2] = {8, 4}, s1[1] = {16}, s1small[1] = {7}, sneg[1] = {-16};
+    MPI_Aint cneg0[2] = {-1, 4}, cneg1[2] = {8, -5}, cbig[3] = {(MPI_Aint)1 << 40, (MPI_Aint)1 << 30, 64};
+    MPI_Aint c2[3] = {8, 4, 3}, s2bad[2] = {16, 40}, s2[2] = {16, 64};
+    double one = 1.0;
+    expect_bad(kp_put_strided(buf, s1, 0, s1, cneg0, 1, t, win), KP_ERR_COUNT, "count[0] = -1", "count[0]");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, cneg1, 1, t, win), KP_ERR_COUNT, "count[1] = -5", "count[1]");
+    expect_bad(kp_put_strided(buf, s2, 0, s2, cbig, 2, t, win), KP_ERR_COUNT, "overflowing counts", "2^62");
+    expect_bad(kp_put_strided(buf, s1, 0, s1small, c1, 1, t, win), KP_ERR_ARG, "target stride < row", "target stride[0]");
+    expect_bad(kp_put_strided(buf, s1small, 0, s1, c1, 1, t, win), KP_ERR_ARG, "origin stride < row", "origin stride[0]");
+    expect_bad(kp_put_strided(buf, s2, 0, s2bad, c2, 2, t, win), KP_ERR_ARG, "level-2 stride < block", "stride[1]");
+    expect_bad(kp_put_strided(buf, s1, 0, sneg, c1, 1, t, win), KP_ERR_ARG, "negative stride", "negative");
+    expect_bad(kp_put_strided(buf, s1, WIN_BYTES - 20, s1, c1, 1, t, win), KP_ERR_ARG, "region past the window", "outside");
+    expect_bad(kp_put_strided(buf, s1, -8, s1, c1, 1, t, win), KP_ERR_ARG, "negative displacement", "outside");
+    expect_bad(kp_get_strided(buf, s1, WIN_BYTES, s1, c1, 1, t, win), KP_ERR_ARG, "get past the window", "outside");
+    expect_bad(kp_put_strided(NULL, s1, 0, s1, c1, 1, t, win), KP_ERR_ARG, "NULL source", "NULL");
+    expect_bad(kp_get_strided(NULL, s1, 0, s1, c1, 1, t, win), KP_ERR_ARG, "NULL destination", "NULL");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, NULL, 1, t, win), KP_ERR_ARG, "NULL count", "count");
+    expect_bad(kp_put_strided(buf, s1, 0, NULL, c1, 1, t, win), KP_ERR_ARG, "NULL stride", "NULL");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, c1, -1, t, win), KP_ERR_ARG, "levels -1", "levels");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, c1, MAXL + 1, t, win), KP_ERR_ARG, "levels 9", "levels");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, c1, 1, P, win), KP_ERR_ARG, "target P", "target rank");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, c1, 1, -1, win), KP_ERR_ARG, "target -1", "target rank");
+    expect_bad(kp_put_strided(buf, s1, 0, s1, c1, 1, t, NULL), KP_ERR_ARG, "NULL window", "win");
+    expect_bad(kp_acc_strided((enum kp_acc_type)7, &one, buf, s1, 0, s1, c1, 1, t, win), KP_ERR_DATATYPE,
+               "accumulate type 7", "type");
+    expect_bad(kp_acc_strided(KP_ACC_DOUBLE, NULL, buf, s1, 0, s1, c1, 1, t, win), KP_ERR_ARG, "NULL scale", "scale");
+    MPI_Aint c12[2] = {12, 4};
+    expect_bad(kp_acc_strided(KP_ACC_DOUBLE, &one, buf, s1, 0, s1, c12, 1, t, win), KP_ERR_COUNT,
+               "12 bytes of doubles", "element");
+    kp_request r = KP_REQUEST_NULL;
+    expect_bad(kp_iput_strided(buf, s1, WIN_BYTES - 20, s1, c1, 1, t, win, &r), KP_ERR_ARG, "nonblocking past the window",
+               "outside");
+    kt_expect(r == KP_REQUEST_NULL, "a refused nonblocking call left a request");
+    expect_bad(kp_strided_set_method("fastest"), KP_ERR_PARAM, "method name", "fastest");
+    /* nothing was written anywhere */
+    kp_win_barrier(win);
+    unsigned char *exp = malloc(WIN_BYTES);
+    for (size_t i = 0; i < WIN_BYTES; i++)
+        exp[i] = win_byte(rank, i, tag);
+    compare(wbase, exp, WIN_BYTES, "window after refused calls");
+    free(exp);
+    /* zero counts are no-ops, even with NULL buffers */
+    MPI_Aint cz[2] = {0, 4};
+    expect_rc(kp_put_strided(NULL, NULL, 0, NULL, cz, 1, t, win), KP_SUCCESS, "zero count with NULL buffers");
+    kp_win_barrier(win);
+}
+
+/* ---- the helper thread ----------------------------------------------------- */
+
+static void test_thread(int tag)
+{
+    win_init(tag);
+    int rc = kp_win_progress_thread(win, 1);
+    if (rc != KP_SUCCESS) {
+        kt_fail("kp_win_progress_thread: %s", kp_last_error());
+        return;
+    }
+    kp_strided_set_method("pack");
+    const shape *s = &shapes[8];
+    MPI_Aint lst[MAXL], rst[MAXL];
+    MPI_Aint lext = strides(s, 1, s->lpad, lst);
+    strides(s, 1, s->rpad, rst);
+    unsigned char *src = malloc((size_t)lext);
+    for (MPI_Aint i = 0; i < lext; i++)
+        src[i] = src_byte(rank, (size_t)i, tag);
+    /* rank 0 puts and fences while everyone else waits in MPI_Barrier:
+     * only their helper threads can unpack */
+    if (rank == 0)
+        for (int t = 0; t < P; t++) {
+            expect_rc(kp_put_strided(src, lst, s->rdisp, rst, s->count, s->levels, t, win), KP_SUCCESS, "thread put");
+            expect_rc(kp_win_fence(win, t), KP_SUCCESS, "thread fence");
+        }
+    MPI_Barrier(MPI_COMM_WORLD);
+    kp_win_progress_thread(win, 0);
+    unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc((size_t)lext);
+    for (size_t i = 0; i < WIN_BYTES; i++)
+        exp[i] = win_byte(rank, i, tag);
+    for (MPI_Aint i = 0; i < lext; i++)
+        osrc[i] = src_byte(0, (size_t)i, tag);
+    ref_copy(exp + s->rdisp, rst, osrc, lst, s->count, s->levels);
+    MPI_Win_sync(kp_win_mpi(win));
+    compare(wbase, exp, WIN_BYTES, "put unpacked by the helper thread");
+    free(exp);
+    free(osrc);
+    free(src);
+    kp_strided_set_method(NULL);
+    kp_win_barrier(win);
+}
+
+int main(int argc, char **argv)
+{
+    int thread = 0, user = 0;
+    const char *methods = "direct,datatype,pack,auto";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--thread"))
+            thread = 1;
+        else if (!strcmp(argv[i], "--user-window"))
+            user = 1;
+        else if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--methods") && i + 1 < argc)
+            methods = argv[++i];
+    }
+    if (thread) {
+        int prov;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &prov);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
+    kt_init();
+    kt_watchdog(240);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Win uwin = MPI_WIN_NULL;
+    unsigned char *umem = NULL;
+    int rc;
+    if (user) {
+        umem = malloc(WIN_BYTES);
+        MPI_Win_create(umem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &uwin);
+        rc = kp_win_from_mpi(uwin, MPI_COMM_WORLD, &win);
+        wbase = umem;
+    } else {
+        void *b;
+        rc = kp_win_create(WIN_BYTES, MPI_COMM_WORLD, &b, &win);
+        wbase = b;
+    }
+    if (rc != KP_SUCCESS) {
+        fprintf(stderr, "rank %d: window: %s\n", rank, kp_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int tag = 0;
+    if (thread) {
+        test_thread(++tag);
+    } else {
+        char list[256];
+        snprintf(list, sizeof(list), "%s", methods);
+        for (char *m = strtok(list, ","); m; m = strtok(NULL, ",")) {
+            if (kp_strided_set_method(m) != KP_SUCCESS) {
+                kt_fail("unknown method %s", m);
+                continue;
+            }
+            for (int i = 0; i < NSHAPES; i++) {
+                test_put(m, &shapes[i], ++tag);
+                test_get(m, &shapes[i], ++tag);
+                if (!quick || i % 3 == 0)
+                    for (int t = 0; t < 4; t++)
+                        test_acc(m, &shapes[i], t);
+            }
+            test_nonblocking(m, ++tag);
+            if (strcmp(m, "auto") && strcmp(m, kp_strided_last_method()))
+                kt_fail("forced %s, but the last call ran %s", m, kp_strided_last_method());
+        }
+        kp_strided_set_method(NULL);
+        test_bad(++tag);
+    }
+    rc = kp_win_free(&win);
+    kt_expect(rc == KP_SUCCESS && win == NULL, "kp_win_free: %s", kp_last_error());
+    if (user) {
+        MPI_Win_free(&uwin);
+        free(umem);
+    }
+    int bad = kt_finish();
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}
