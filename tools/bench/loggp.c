@@ -445,7 +445,7 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
             q->o_s *= scale[p];
             q->o_r *= scale[p];
         }
-        q->L = clamp0(a - q->o_s - q->o_r);
+        q->L = scale[p] < 1.0 ? 0.0 : clamp0(a - q->o_s - q->o_r);
         for (int i = lo; i < hi; i++)
             pt[i].piece = p;
     }
