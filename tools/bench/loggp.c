@@ -27,25 +27,25 @@
  *   g(s)   = (PRTT(n, 0, s) - RTT(s)) / (n-1)   the gap at size s
  *   o_s(s) = (PRTT(n, d, s) - RTT(s)) / (n-1) - d, with d = 1.5*g(s) + 1 us,
  *            so that o_s + d exceeds the gap and the sender's overhead shows
- *   o_r(s) = the time of MPI_Recv at B when the message has been there for
+ *   o_r(s) = the time of the receive at B when the message has been there for
  *            a while (B spins 1.5*RTT(s) + 1 us after its previous answer)
  *
  * Fits (tools/bench/fit.c, least squares of relative errors): RTT(s)/2
  * over all sizes is split into pieces at protocol changes (a jump or a
- * change of slope: Open MPI's fast box and eager limits, its single-copy
- * rendezvous, a cache size; kb_fit_pieces: the best split for every number
- * of pieces, the number by the Bayesian information criterion, never more
- * than needed to fit within 3%); a piece's last size is its max_bytes. In
- * each piece, with a + b*s the fit of RTT(s)/2: g + G*s = the fit of g(s)
- * (G at most b: a larger slope of the gap is noise); o_s and o_r the
+ * change of slope: Open MPI's eager limit and single-copy rendezvous, a
+ * cache size; kb_fit_pieces: the best split for every number of pieces,
+ * the number by the Bayesian information criterion, never more than
+ * needed to fit within 3%; a piece has at least 3 sizes, so -m must reach
+ * 3 sizes past a change to see it); a piece's last size is its max_bytes.
+ * In each piece, with a + b*s the fit of RTT(s)/2: g + G*s = the fit of
+ * g(s) (G at most b: a larger slope of the gap is noise); o_s and o_r the
  * intercepts of the fits of o_s(s), o_r(s); O = b - G, so the CPU's copy
  * shows as O where the gap per byte does not explain the latency per
- * byte; L = a + G - o_s - o_r, so
- * that one message, o_s + O*s + L + (s-1)*G + o_r, is RTT(s)/2 of the fit.
- * Where o_s + o_r exceed a + G (in shared memory the receiver's MPI_Recv
- * copies while the sender's overhead runs, so the two overlap), they are
- * scaled down to it and L is 0; the table says so. hockney: one line
- * through RTT(s)/2 over all sizes (alpha, beta).
+ * byte; L = a + G - o_s - o_r, so that one message, o_s + O*s + L +
+ * (s-1)*G + o_r, is RTT(s)/2 of the fit. Where o_s + o_r exceed a + G (in
+ * shared memory the receiver copies while the sender's overhead runs, so
+ * the two overlap), they are scaled down to it and L is 0; the table says
+ * so. hockney: one line through RTT(s)/2 over all sizes (alpha, beta).
  *
  * Which ranks: p2p.intra between rank 0 and the lowest rank on its host
  * (MPI_COMM_TYPE_SHARED), p2p.inter between rank 0 and the lowest rank on
@@ -797,7 +797,7 @@ static int loggp_main(int argc, char **argv)
         printf("# messages: %s\n", blocking ? "MPI_Send / MPI_Recv (--blocking)"
                                               : "MPI_Isend / MPI_Irecv + MPI_Wait, as kport's executor");
         printf("# PRTT(n,d,s) (Kielmann et al.): RTT = PRTT(1,0,s); g(s) = (PRTT(n,0,s)-RTT)/(n-1);\n"
-               "#   o_s(s) = (PRTT(n,d,s)-RTT)/(n-1) - d; o_r(s) = MPI_Recv of a message already there\n");
+               "#   o_s(s) = (PRTT(n,d,s)-RTT)/(n-1) - d; o_r(s) = the receive of a message already there\n");
         fflush(stdout);
     }
 
