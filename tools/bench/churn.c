@@ -9,11 +9,14 @@
  * communicator. One cycle is: MPI_Barrier on a communicator of the bench
  * (untimed), t0, create a communicator, `calls` calls of the collective on
  * it, MPI_Comm_free, t1. "native" cycles call MPI_<Coll>, "kport" cycles
- * kp_<coll> (its default choice), which on the first call duplicates the
- * communicator, learns the node layout and maps the shared segment, and
- * frees all of it when the communicator is freed; so the kport cycle pays
- * that set-up once per communicator, and the rows with more calls show
- * when the faster calls pay it back.
+ * kp_<coll> (its default choice). kport sets a communicator up on its first
+ * call, paying only for what the call needs (node layout, private
+ * duplicate, shared segment), and pools those resources when the
+ * communicator is freed, for the next one of the same ranks (see
+ * src/core/comm.c): in a loop over the same kind of communicator the set-up
+ * is paid once, and the kport cycle's extra time is the state's creation
+ * and return. The rows with more calls show when the faster calls pay it
+ * back. KPORT_COMM_POOL=0 shows the set-up paid by every communicator.
  *
  * --how (default: all three, in turn):
  *   dup     MPI_Comm_dup(MPI_COMM_WORLD)
