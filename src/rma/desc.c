@@ -130,34 +130,61 @@ int kp_sd_runs(const kp_sd *sd, const kp_sd_side *side, int64_t off, int64_t len
     return 0;
 }
 
-typedef struct copy_arg {
-    char *layout;
-    char *stream;
-    int64_t soff0;
-    int pack;
-} copy_arg;
-
-static int copy_run(int64_t where, int64_t soff, int64_t n, void *a)
+/* copy bytes [off, off+len) of the stream between it and the layout: the
+ * odometer of kp_sd_runs inlined (no call per chunk; tiny chunks are the
+ * pack method's case) */
+static void copy_range(const kp_sd *sd, const kp_sd_side *side, char *layout, int64_t off, int64_t len, char *stream,
+                       int pack)
 {
-    copy_arg *c = a;
-    if (c->pack)
-        memcpy(c->stream + (soff - c->soff0), c->layout + where, (size_t)n);
-    else
-        memcpy(c->layout + where, c->stream + (soff - c->soff0), (size_t)n);
-    return 0;
+    if (len <= 0)
+        return;
+    const int64_t c0 = sd->count[0];
+    int64_t chunk = off / c0, in = off % c0;
+    int64_t idx[KP_SD_MAXL + 1] = {0};
+    for (int i = 1; i <= sd->levels; i++) {
+        idx[i] = chunk % sd->count[i];
+        chunk /= sd->count[i];
+    }
+    int64_t where = kp_sd_chunk_offset(sd, side, off / c0);
+    const int64_t c1 = sd->levels > 0 ? sd->count[1] : 1, s0 = sd->levels > 0 ? side->stride[0] : 0;
+    while (len > 0) {
+        int64_t n = c0 - in;
+        if (n > len)
+            n = len;
+        if (pack)
+            memcpy(stream, layout + where + in, (size_t)n);
+        else
+            memcpy(layout + where + in, stream, (size_t)n);
+        stream += n;
+        len -= n;
+        in = 0;
+        if (sd->levels > 0 && ++idx[1] < c1) { /* the common step */
+            where += s0;
+            continue;
+        }
+        if (sd->levels > 0) {
+            where -= (c1 - 1) * s0;
+            idx[1] = 0;
+        }
+        for (int i = 2; i <= sd->levels; i++) {
+            if (++idx[i] < sd->count[i]) {
+                where += side->stride[i - 1];
+                break;
+            }
+            where -= (sd->count[i] - 1) * side->stride[i - 1];
+            idx[i] = 0;
+        }
+    }
 }
 
-/* Row-at-a-time fast paths for the common 1-level case with small rows. */
 void kp_sd_pack_range(const kp_sd *sd, const kp_sd_side *side, const char *base, int64_t off, int64_t len,
                       char *stream)
 {
-    copy_arg c = {(char *)base, stream, off, 1};
-    kp_sd_runs(sd, side, off, len, copy_run, &c);
+    copy_range(sd, side, (char *)base, off, len, stream, 1);
 }
 
 void kp_sd_unpack_range(const kp_sd *sd, const kp_sd_side *side, char *base, int64_t off, int64_t len,
                         const char *stream)
 {
-    copy_arg c = {base, (char *)stream, off, 0};
-    kp_sd_runs(sd, side, off, len, copy_run, &c);
+    copy_range(sd, side, base, off, len, (char *)stream, 0);
 }

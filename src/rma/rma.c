@@ -124,12 +124,16 @@ static void unlink_req(kp_win w, struct kp_request_s *r)
         }
 }
 
+/* release what r holds (not r itself) */
 static void req_free(struct kp_request_s *r)
 {
     unlink_req(r->win, r);
+    if (r->counted)
+        r->win->outstanding--;
+    r->counted = 0;
     free(r->tmp);
     free(r->buf);
-    free(r);
+    r->tmp = r->buf = NULL;
 }
 
 /* complete r (the window is entered); test: don't wait for a pack get */
@@ -192,10 +196,16 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
     snprintf(last_method, sizeof(last_method), "%s", kp_rma_method_name(m));
     if (m != KP_M_PACK)
         rc = kp_pack_fence(win, target);
-    struct kp_request_s *r = calloc(1, sizeof(*r));
-    if (!r) {
-        kp_win_leave(win);
-        return kp_error(KP_ERR_NOMEM, "%s: out of memory", fn);
+    /* a blocking call's request lives on the stack */
+    struct kp_request_s local, *r = &local;
+    if (reqp) {
+        r = calloc(1, sizeof(*r));
+        if (!r) {
+            kp_win_leave(win);
+            return kp_error(KP_ERR_NOMEM, "%s: out of memory", fn);
+        }
+    } else {
+        memset(r, 0, sizeof(*r));
     }
     r->win = win;
     r->kind = op->kind;
@@ -214,10 +224,17 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
         int done;
         rc = complete(r, 0, &done);
     }
-    if (rc || !reqp)
+    if (rc || !reqp) {
         req_free(r);
-    else
+        if (r != &local)
+            free(r);
+    } else {
         *reqp = r;
+        if (m != KP_M_PACK) {
+            win->outstanding++;
+            r->counted = 1;
+        }
+    }
     kp_win_leave(win);
     return rc;
 }
@@ -293,6 +310,7 @@ int kp_wait(kp_request *req)
     int rc = complete(r, 0, &done);
     kp_win w = r->win;
     req_free(r);
+    free(r);
     *req = KP_REQUEST_NULL;
     kp_win_leave(w);
     return rc;
@@ -313,6 +331,7 @@ int kp_test(kp_request *req, int *done)
     int rc = complete(r, 1, done);
     if (*done || rc) {
         req_free(r);
+        free(r);
         *req = KP_REQUEST_NULL;
         if (rc)
             *done = 1;

@@ -95,6 +95,7 @@ struct kp_win_s {
     pthread_t thread;
     int thread_on, thread_stop;
     struct kp_request_s *reqs; /* pending pack gets (progressed together) */
+    int outstanding;           /* started, not completed direct / datatype requests */
     /* cost model parameters used by auto (auto.c) */
     double ts, tn, tm, tc, tp, td0, td1;
 };
@@ -127,7 +128,7 @@ void kp_win_leave(kp_win w);
 struct kp_request_s {
     kp_win win;
     int kind, method, target;
-    int done;
+    int done, counted;
     void *tmp;               /* scaled accumulate data (direct, datatype) */
     MPI_Request mreq;        /* datatype: the request of MPI_Rput / MPI_Rget */
     /* pack get state */

@@ -1,0 +1,624 @@
+/*
+ * kport-bench strided: strided one-sided put / get / accumulate, every kport
+ * method beside ARMCI-MPI in one run.
+ *
+ *   mpirun -np P kport-bench strided [--ops put,get,acc] [--pattern one,pairs]
+ *                                    [--shapes square,tall,wide] [-i N] [-x N] [-c]
+ *                                    [--format json]
+ *   mpirun -np 2 kport-bench strided --calibrate [-o FILE]
+ *
+ * Sections are 2-D blocks of a row-major matrix (count = {chunk bytes,
+ * rows}, strides = chunk + 64 bytes on both sides, the target block at
+ * displacement 0 of a window of 8 MiB per rank):
+ *   square  n x n doubles, n = 2, 8, 32, 128, 512 (8 B to 4 KiB chunks)
+ *   tall    1024 rows of 8, 64, 512 bytes (many small chunks: packing's case)
+ *   wide    4 rows of 64 KiB and 1 MiB (few long chunks)
+ * Patterns: "one" (the paper's): rank 0 operates on every other rank in
+ * turn, the others wait in kp_win_barrier / ARMCI_Barrier; "pairs": every
+ * rank operates on every other rank (peer rank+d, d = 1..P-1) at once.
+ * One measured interval: after a barrier of the window (untimed), the
+ * operations of one rank to all its peers, each followed by its fence
+ * (kp_win_fence / ARMCI_Fence: the data are at the target), divided by the
+ * number of peers; the reported time is the median over iterations of the
+ * maximum over ranks (rank 0's alone for "one").
+ * Variants: kport's direct, datatype, pack (forced with
+ * kp_strided_set_method) and auto, and "armci": ARMCI_PutS / ARMCI_GetS /
+ * ARMCI_AccS on ARMCI_Malloc'd memory, when kport-bench was built with
+ * ARMCI-MPI of the same MPI (libarmci-mpi-dev; else the column is absent
+ * and the header says why). Variants alternate shape by shape.
+ * Accumulate: doubles, scale 2.0.
+ *
+ * -c: after each variant's timed calls, a fresh check: put: the target
+ * region zeroed, one put of the origin's pattern, every target byte (gaps
+ * included) compared; get: the origin buffer poisoned, one get of the
+ * target's pattern, every byte compared; acc: zeroed, one accumulate,
+ * every element equal to 2 * source.
+ *
+ * Output: a table per (op, pattern): shape, chunk bytes, chunks, bytes, the
+ * median microseconds of each variant, the method auto ran, auto / best
+ * fixed method and armci / auto. --format json: one object per (op,
+ * pattern, shape, variant): "coll": "strided", "op", "pattern", "shape",
+ * "chunk_bytes", "chunks", "bytes", "variant", "ran" (auto: the method it
+ * chose), "median_us", "min_us", "bandwidth_MBps", "P", "mpi", "validated",
+ * "errors".
+ *
+ * --calibrate: at P = 2, measures the cost model's parameters between ranks
+ * 0 and 1 (docs/PARAMETERS.md, "rma"): ts, tn (direct puts of 1 x 8 B,
+ * 1 x 1 MiB, 4096 x 8 B), tm, tc (local packing), tp (pack of 8 bytes),
+ * td0, td1 (datatype puts of 1 and 4096 chunks); -o FILE merges them as
+ * the "rma" object into FILE (kept otherwise as it is; created if absent),
+ * which KPORT_PARAMS=FILE then makes auto use.
+ */
+#include "harness.h"
+
+#include "model/json.h"
+#include "rma/rma.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef KPORT_HAVE_ARMCI
+#include <armci.h>
+#endif
+
+#define WIN_BYTES ((MPI_Aint)8 << 20)
+#define PAD 64
+#define MAXV 5
+
+enum { OP_PUT, OP_GET, OP_ACC, NOPS };
+static const char *const op_names[NOPS] = {"put", "get", "acc"};
+enum { PAT_ONE, PAT_PAIRS };
+static const char *const var_names[MAXV] = {"direct", "datatype", "pack", "auto", "armci"};
+
+typedef struct shape {
+    const char *kind;
+    MPI_Aint chunk, rows;
+} shape;
+
+static const shape all_shapes[] = {
+    {"square", 16, 2},       {"square", 64, 8},       {"square", 256, 32}, {"square", 1024, 128},
+    {"square", 4096, 512},   {"tall", 8, 1024},       {"tall", 64, 1024},  {"tall", 512, 1024},
+    {"wide", 65536, 4},      {"wide", 1048576, 4},
+};
+#define NSHAPES ((int)(sizeof(all_shapes) / sizeof(all_shapes[0])))
+
+typedef struct opts {
+    int ops[NOPS], pats[2], kinds[3];
+    int iters, warmup, check, json, calibrate;
+    const char *out;
+} opts;
+
+static kp_win win;
+static char *wbase;
+static int P, have_armci;
+#ifdef KPORT_HAVE_ARMCI
+static void **armci_base;
+#endif
+
+static void usage(FILE *f, const void *arg)
+{
+    (void)arg;
+    if (kb_rank != 0)
+        return;
+    fprintf(f, "Usage: kport-bench strided [--ops put,get,acc] [--pattern one,pairs] [--shapes square,tall,wide]\n"
+               "                           [-i N] [-x N] [-c] [--format json]\n"
+               "       kport-bench strided --calibrate [-o FILE]      (2 ranks)\n"
+               "Strided put/get/accumulate of 2-D sections: kport's direct, datatype, pack and auto\n"
+               "beside ARMCI-MPI's ARMCI_PutS/GetS/AccS; -i / -x timed / warm-up iterations\n"
+               "(default 30 / 5); -c validates every variant.\n");
+}
+
+static int parse_list(const char *s, const char *const *names, int n, int *sel)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (int i = 0; i < n; i++)
+        sel[i] = 0;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(t, names[i]))
+                sel[i] = found = 1;
+        if (!found)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- one operation ---------------------------------------------------------- */
+
+typedef struct run {
+    int op, var;
+    const shape *sh;
+    char *lbuf; /* origin buffer: rows * (chunk + PAD) */
+} run;
+
+static int do_op(const run *r, int peer)
+{
+    MPI_Aint count[2] = {r->sh->chunk, r->sh->rows}, st[1] = {r->sh->chunk + PAD};
+    double two = 2.0;
+    if (r->var < 4) {
+        int rc;
+        if (r->op == OP_PUT)
+            rc = kp_put_strided(r->lbuf, st, 0, st, count, 1, peer, win);
+        else if (r->op == OP_GET)
+            rc = kp_get_strided(r->lbuf, st, 0, st, count, 1, peer, win);
+        else
+            rc = kp_acc_strided(KP_ACC_DOUBLE, &two, r->lbuf, st, 0, st, count, 1, peer, win);
+        if (rc == KP_SUCCESS && r->op != OP_GET)
+            rc = kp_win_fence(win, peer);
+        return rc;
+    }
+#ifdef KPORT_HAVE_ARMCI
+    int acount[2] = {(int)count[0], (int)count[1]}, ast[1] = {(int)st[0]};
+    void *remote = armci_base[peer];
+    if (r->op == OP_PUT)
+        ARMCI_PutS(r->lbuf, ast, remote, ast, acount, 1, peer);
+    else if (r->op == OP_GET)
+        ARMCI_GetS(remote, ast, r->lbuf, ast, acount, 1, peer);
+    else
+        ARMCI_AccS(ARMCI_ACC_DBL, &two, r->lbuf, ast, remote, ast, acount, 1, peer);
+    if (r->op != OP_GET)
+        ARMCI_Fence(peer);
+#endif
+    return KP_SUCCESS;
+}
+
+static void var_barrier(int var)
+{
+#ifdef KPORT_HAVE_ARMCI
+    if (var == 4) {
+        ARMCI_Barrier();
+        return;
+    }
+#endif
+    (void)var;
+    kp_win_barrier(win);
+}
+
+/* the local memory of the variant's window */
+static char *var_base(int var)
+{
+#ifdef KPORT_HAVE_ARMCI
+    if (var == 4)
+        return armci_base[kb_rank];
+#endif
+    (void)var;
+    return wbase;
+}
+
+static unsigned char pat(int rank, MPI_Aint i)
+{
+    return (unsigned char)(rank * 37 + (int)(i % 253) + 1);
+}
+
+/* -c: a fresh operation from rank 0 to peer (or from everyone, pairs) and a check */
+static long long check_var(const run *r, int pattern)
+{
+    const shape *sh = r->sh;
+    MPI_Aint st = sh->chunk + PAD, ext = st * (sh->rows - 1) + sh->chunk;
+    long long bad = 0;
+    char *base = var_base(r->var);
+    int active = pattern == PAT_PAIRS || kb_rank == 0;
+    int peer = (kb_rank + 1) % P;
+#ifdef KPORT_HAVE_ARMCI
+    if (r->var == 4)
+        ARMCI_Access_begin(base);
+#endif
+    for (MPI_Aint i = 0; i < ext; i++)
+        base[i] = r->op == OP_GET ? (char)pat(kb_rank, i) : 0;
+#ifdef KPORT_HAVE_ARMCI
+    if (r->var == 4)
+        ARMCI_Access_end(base);
+#endif
+    for (MPI_Aint i = 0; i < ext; i++) {
+        if (r->op == OP_ACC) {
+            double v = (double)(i % 97);
+            if (i % 8 == 0)
+                memcpy(r->lbuf + i, &v, 8);
+        } else {
+            r->lbuf[i] = r->op == OP_GET ? (char)0xEE : (char)pat(kb_rank, i);
+        }
+    }
+    var_barrier(r->var);
+    if (active && P > 1 && do_op(r, peer) != KP_SUCCESS)
+        bad++;
+    var_barrier(r->var);
+    int origin = (kb_rank - 1 + P) % P;
+    int am_target = pattern == PAT_PAIRS || kb_rank == 1;
+    if (r->op == OP_GET && active && P > 1) {
+        for (MPI_Aint i = 0; i < ext; i++) {
+            int in = i % st < sh->chunk;
+            unsigned char want = in ? pat(peer, i) : 0xEE;
+            bad += (unsigned char)r->lbuf[i] != want;
+        }
+    } else if (r->op != OP_GET && am_target && P > 1) {
+#ifdef KPORT_HAVE_ARMCI
+        if (r->var == 4)
+            ARMCI_Access_begin(base);
+#endif
+        for (MPI_Aint i = 0; i < ext; i++) {
+            int in = i % st < sh->chunk;
+            if (r->op == OP_PUT) {
+                unsigned char want = in ? pat(origin, i) : 0;
+                bad += (unsigned char)base[i] != want;
+            } else if (i % 8 == 0) {
+                double got;
+                memcpy(&got, base + i, 8);
+                double want = in ? 2.0 * (double)(i % 97) : 0.0;
+                bad += got != want;
+            }
+        }
+#ifdef KPORT_HAVE_ARMCI
+        if (r->var == 4)
+            ARMCI_Access_end(base);
+#endif
+    }
+    long long sum = 0;
+    MPI_Allreduce(&bad, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+/* median time of one (op, pattern, shape, variant); *ran: auto's method */
+static kb_stat measure(const run *r, int pattern, const opts *o, char *ran, int *rc_out)
+{
+    double *t = malloc(sizeof(double) * (size_t)o->iters), *mx = malloc(sizeof(double) * (size_t)o->iters);
+    int rc = KP_SUCCESS;
+    int active = pattern == PAT_PAIRS || kb_rank == 0;
+    int npeers = P - 1;
+    if (r->var < 4)
+        kp_strided_set_method(var_names[r->var]);
+    for (int it = -o->warmup; it < o->iters; it++) {
+        var_barrier(r->var);
+        double t0 = MPI_Wtime();
+        if (active)
+            for (int d = 1; d < P && rc == KP_SUCCESS; d++)
+                rc = do_op(r, (kb_rank + d) % P);
+        double dt = (MPI_Wtime() - t0) / (npeers > 0 ? npeers : 1);
+        if (it >= 0)
+            t[it] = active ? dt : 0.0;
+    }
+    var_barrier(r->var);
+    snprintf(ran, 16, "%s", r->var == 4 ? "armci" : kp_strided_last_method());
+    kb_reduce_max(t, mx, o->iters, MPI_COMM_WORLD);
+    kb_stat s = kb_stats(mx, o->iters);
+    MPI_Bcast(&s, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int any = rc;
+    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    *rc_out = any;
+    free(t);
+    free(mx);
+    return s;
+}
+
+static void table_head(const opts *o, int op, int pattern, int nvar)
+{
+    if (kb_rank != 0 || o->json)
+        return;
+    printf("\n# %s, pattern %s (%s), P = %d; median us per operation incl. its fence\n", op_names[op],
+           pattern == PAT_ONE ? "one" : "pairs",
+           pattern == PAT_ONE ? "rank 0 to each other rank" : "every rank to every other", P);
+    printf("%-7s %9s %6s %9s", "shape", "chunk_B", "chunks", "bytes");
+    for (int v = 0; v < nvar; v++)
+        printf(" %10s", var_names[v]);
+    printf(" %9s %9s %9s\n", "auto_ran", "auto/best", nvar > 4 ? "armci/auto" : "");
+}
+
+static int bench_main(const opts *o)
+{
+    int nvar = have_armci ? 5 : 4;
+    size_t lbytes = (size_t)WIN_BYTES;
+    char *lbuf = malloc(lbytes);
+    memset(lbuf, 1, lbytes);
+    int failed = 0;
+    char mpi[128];
+    kb_mpi_library_name(mpi, sizeof(mpi));
+    if (kb_rank == 0 && !o->json) {
+        printf("# kport-bench strided: %s, P = %d, window %lld MiB per rank, strides = chunk + %d bytes\n", mpi, P,
+               (long long)(WIN_BYTES >> 20), PAD);
+#ifdef KPORT_HAVE_ARMCI
+        const char *sm = getenv("ARMCI_STRIDED_METHOD");
+        printf("# armci: ARMCI-MPI (libarmci-mpi-dev) of the same MPI, ARMCI_STRIDED_METHOD=%s\n", sm ? sm : "(default)");
+#else
+        printf("# armci: not built (%s)\n", KPORT_ARMCI_WHY);
+#endif
+    }
+    for (int op = 0; op < NOPS; op++) {
+        if (!o->ops[op])
+            continue;
+        for (int pattern = 0; pattern < 2; pattern++) {
+            if (!o->pats[pattern])
+                continue;
+            table_head(o, op, pattern, nvar);
+            for (int si = 0; si < NSHAPES; si++) {
+                const shape *sh = &all_shapes[si];
+                int kind = !strcmp(sh->kind, "square") ? 0 : !strcmp(sh->kind, "tall") ? 1 : 2;
+                if (!o->kinds[kind])
+                    continue;
+                kb_stat st[MAXV];
+                char ran[MAXV][16];
+                long long errs[MAXV] = {0};
+                int rcs[MAXV] = {0};
+                for (int v = 0; v < nvar; v++) {
+                    run r = {op, v, sh, lbuf};
+                    st[v] = measure(&r, pattern, o, ran[v], &rcs[v]);
+                    if (o->check)
+                        errs[v] = check_var(&r, pattern);
+                    if (rcs[v] || errs[v])
+                        failed = 1;
+                }
+                kp_strided_set_method(NULL);
+                int64_t bytes = (int64_t)sh->chunk * sh->rows;
+                double best = st[0].median;
+                for (int v = 1; v < 3; v++)
+                    if (st[v].median < best)
+                        best = st[v].median;
+                if (kb_rank != 0)
+                    continue;
+                if (o->json) {
+                    for (int v = 0; v < nvar; v++) {
+                        printf("{\"coll\": \"strided\", \"op\": \"%s\", \"pattern\": \"%s\", \"shape\": \"%s\", "
+                               "\"chunk_bytes\": %lld, \"chunks\": %lld, \"bytes\": %lld, \"variant\": \"%s\", "
+                               "\"ran\": \"%s\", \"median_us\": %.3f, \"min_us\": %.3f, \"bandwidth_MBps\": %.1f, "
+                               "\"P\": %d, \"mpi\": ",
+                               op_names[op], pattern == PAT_ONE ? "one" : "pairs", sh->kind, (long long)sh->chunk,
+                               (long long)sh->rows, (long long)bytes, var_names[v], ran[v], st[v].median * 1e6,
+                               st[v].min * 1e6, (double)bytes / st[v].median / 1e6, P);
+                        kb_json_string(stdout, mpi);
+                        printf(", \"validated\": %s, \"errors\": %lld, \"status\": %d}\n", o->check ? "true" : "false",
+                               errs[v], rcs[v]);
+                    }
+                } else {
+                    printf("%-7s %9lld %6lld %9lld", sh->kind, (long long)sh->chunk, (long long)sh->rows,
+                           (long long)bytes);
+                    for (int v = 0; v < nvar; v++)
+                        printf(" %10.2f", st[v].median * 1e6);
+                    printf(" %9s %9.2f", ran[3], st[3].median / best);
+                    if (nvar > 4)
+                        printf(" %9.2f", st[4].median / st[3].median);
+                    for (int v = 0; v < nvar; v++)
+                        if (errs[v] || rcs[v])
+                            printf("  %s: %lld wrong bytes, rc %d", var_names[v], errs[v], rcs[v]);
+                    printf("\n");
+                }
+                fflush(stdout);
+            }
+        }
+    }
+    free(lbuf);
+    if (kb_rank == 0 && !o->json && o->check)
+        printf("# validation: %s\n", failed ? "FAILED" : "every byte correct");
+    return failed;
+}
+
+/* ---- calibration ------------------------------------------------------------ */
+
+static double time_op(int var, MPI_Aint chunk, MPI_Aint rows, char *lbuf)
+{
+    shape sh = {"cal", chunk, rows};
+    run r = {OP_PUT, var, &sh, lbuf};
+    double v[41];
+    kp_strided_set_method(var_names[var]);
+    for (int it = -5; it < 41; it++) {
+        kp_win_barrier(win);
+        double t0 = MPI_Wtime();
+        if (kb_rank == 0)
+            do_op(&r, 1);
+        if (it >= 0)
+            v[it] = MPI_Wtime() - t0;
+    }
+    kp_win_barrier(win);
+    kp_strided_set_method(NULL);
+    kb_stat s = kb_stats(v, 41);
+    return s.median * 1e9; /* ns */
+}
+
+static double time_pack_local(MPI_Aint chunk, MPI_Aint rows, char *lbuf, char *stream)
+{
+    kp_sd sd;
+    kp_sd_side side;
+    MPI_Aint count[2] = {chunk, rows}, st[1] = {chunk + PAD};
+    kp_sd_counts(&sd, count, 1);
+    kp_sd_strides(&sd, &side, st, "x");
+    double v[41];
+    for (int it = 0; it < 41; it++) {
+        double t0 = MPI_Wtime();
+        kp_sd_pack_range(&sd, &side, lbuf, 0, sd.total, stream);
+        v[it] = MPI_Wtime() - t0;
+    }
+    return kb_stats(v, 41).median * 1e9;
+}
+
+static void json_emit(FILE *f, const kp_json *v, int depth)
+{
+    switch (v->type) {
+    case KP_JSON_NULL: fprintf(f, "null"); break;
+    case KP_JSON_BOOL: fprintf(f, v->boolean ? "true" : "false"); break;
+    case KP_JSON_NUMBER:
+        if (v->integral)
+            fprintf(f, "%.0f", v->number);
+        else
+            fprintf(f, "%.17g", v->number);
+        break;
+    case KP_JSON_STRING: kb_json_string(f, v->string); break;
+    case KP_JSON_ARRAY:
+        fprintf(f, "[");
+        for (int i = 0; i < v->n; i++) {
+            fprintf(f, i ? ", " : "");
+            json_emit(f, v->item[i], depth + 1);
+        }
+        fprintf(f, "]");
+        break;
+    default:
+        fprintf(f, "{");
+        for (int i = 0; i < v->n; i++) {
+            fprintf(f, "%s\n%*s", i ? "," : "", 2 * (depth + 1), "");
+            kb_json_string(f, v->key[i]);
+            fprintf(f, ": ");
+            json_emit(f, v->item[i], depth + 1);
+        }
+        fprintf(f, "\n%*s}", 2 * depth, "");
+    }
+}
+
+static int calibrate(const opts *o)
+{
+    if (P != 2)
+        kb_bad_usage(usage, NULL, "--calibrate needs exactly 2 ranks (got %s)", P > 2 ? "more" : "1");
+    char *lbuf = malloc((size_t)WIN_BYTES), *stream = malloc((size_t)WIN_BYTES);
+    memset(lbuf, 3, (size_t)WIN_BYTES);
+    double d1 = time_op(0, 8, 1, lbuf), d2 = time_op(0, 1 << 20, 1, lbuf), d3 = time_op(0, 8, 4096, lbuf);
+    double tn = (d2 - d1) / ((1 << 20) - 8);
+    if (tn < 0)
+        tn = 0;
+    double ts = (d3 - d1 - tn * 8 * 4096) / 4095;
+    if (ts < 1)
+        ts = 1;
+    double m1 = time_pack_local(1 << 20, 1, lbuf, stream), m2 = time_pack_local(8, 4096, lbuf, stream);
+    double tm = m1 / (1 << 20), tc = (m2 - tm * 8 * 4096) / 4096;
+    if (tc < 0)
+        tc = 0;
+    double p1 = time_op(2, 8, 1, lbuf);
+    double tp = p1 - d1 > 0 ? p1 : d1;
+    double a1 = time_op(1, 8, 1, lbuf), a2 = time_op(1, 8, 4096, lbuf);
+    double td0 = a1, td1 = (a2 - a1 - tn * 8 * 4096) / 4095;
+    if (td1 < 0)
+        td1 = 0;
+    int rc = 0;
+    if (kb_rank == 0) {
+        char rma[512];
+        snprintf(rma, sizeof(rma),
+                 "{\"ts\": %.6g, \"tn\": %.6g, \"tm\": %.6g, \"tc\": %.6g, \"tp\": %.6g, \"td0\": %.6g, \"td1\": %.6g}",
+                 ts, tn, tm, tc, tp, td0, td1);
+        printf("# strided calibration (ns, ns/byte): direct 1x8 B %.0f, 1x1 MiB %.0f, 4096x8 B %.0f; pack 1x8 B "
+               "%.0f; datatype 1x8 B %.0f, 4096x8 B %.0f\n\"rma\": %s\n",
+               d1, d2, d3, p1, a1, a2, rma);
+        if (o->out) {
+            kp_json *root = NULL;
+            FILE *f = fopen(o->out, "rb");
+            if (f) {
+                fseek(f, 0, SEEK_END);
+                long len = ftell(f);
+                fseek(f, 0, SEEK_SET);
+                char *text = malloc((size_t)len + 1);
+                size_t got = fread(text, 1, (size_t)len, f);
+                fclose(f);
+                char err[256];
+                root = kp_json_parse(text, got, err, sizeof(err));
+                free(text);
+                if (!root || root->type != KP_JSON_OBJECT) {
+                    fprintf(stderr, "kport-bench strided: %s: not a JSON object (%s); not written\n", o->out,
+                            root ? "another value" : err);
+                    rc = 1;
+                }
+            }
+            if (rc == 0) {
+                char err[256];
+                kp_json *nr = kp_json_parse(rma, strlen(rma), err, sizeof(err));
+                FILE *w = fopen(o->out, "w");
+                if (!w || !nr) {
+                    fprintf(stderr, "kport-bench strided: cannot write %s\n", o->out);
+                    rc = 1;
+                } else {
+                    fprintf(w, "{");
+                    int first = 1;
+                    if (!root)
+                        fprintf(w, "\n  \"kport_params\": 1"), first = 0;
+                    for (int i = 0; root && i < root->n; i++) {
+                        if (!strcmp(root->key[i], "rma"))
+                            continue;
+                        fprintf(w, "%s\n  ", first ? "" : ",");
+                        kb_json_string(w, root->key[i]);
+                        fprintf(w, ": ");
+                        json_emit(w, root->item[i], 1);
+                        first = 0;
+                    }
+                    fprintf(w, "%s\n  \"rma\": ", first ? "" : ",");
+                    json_emit(w, nr, 1);
+                    fprintf(w, "\n}\n");
+                    fclose(w);
+                    printf("# wrote the \"rma\" object into %s\n", o->out);
+                }
+                kp_json_free(nr);
+            }
+            kp_json_free(root);
+        }
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(lbuf);
+    free(stream);
+    return rc;
+}
+
+static int strided_main(int argc, char **argv)
+{
+    opts o;
+    memset(&o, 0, sizeof(o));
+    o.iters = 30;
+    o.warmup = 5;
+    parse_list("put,get,acc", op_names, NOPS, o.ops);
+    o.pats[0] = o.pats[1] = 1;
+    o.kinds[0] = o.kinds[1] = o.kinds[2] = 1;
+    static const char *const pat_names[2] = {"one", "pairs"}, *const kind_names[3] = {"square", "tall", "wide"};
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        if ((v = kb_long_option(argc, argv, &i, "--ops", usage, NULL))) {
+            if (parse_list(v, op_names, NOPS, o.ops))
+                kb_bad_usage(usage, NULL, "bad --ops \"%s\" (put,get,acc)", v);
+        } else if ((v = kb_long_option(argc, argv, &i, "--pattern", usage, NULL))) {
+            if (parse_list(v, pat_names, 2, o.pats))
+                kb_bad_usage(usage, NULL, "bad --pattern \"%s\" (one,pairs)", v);
+        } else if ((v = kb_long_option(argc, argv, &i, "--shapes", usage, NULL))) {
+            if (parse_list(v, kind_names, 3, o.kinds))
+                kb_bad_usage(usage, NULL, "bad --shapes \"%s\" (square,tall,wide)", v);
+        } else if ((v = kb_long_option(argc, argv, &i, "--format", usage, NULL))) {
+            if (strcmp(v, "json") && strcmp(v, "text"))
+                kb_bad_usage(usage, NULL, "bad --format \"%s\" (json or text)", v);
+            o.json = !strcmp(v, "json");
+        } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
+            if (kb_parse_int(argv[++i], 1, &o.iters))
+                kb_bad_usage(usage, NULL, "bad -i \"%s\" (an integer >= 1)", argv[i]);
+        } else if (!strcmp(argv[i], "-x") && i + 1 < argc) {
+            if (kb_parse_int(argv[++i], 0, &o.warmup))
+                kb_bad_usage(usage, NULL, "bad -x \"%s\" (an integer >= 0)", argv[i]);
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            o.out = argv[++i];
+        } else if (!strcmp(argv[i], "-c")) {
+            o.check = 1;
+        } else if (!strcmp(argv[i], "--calibrate")) {
+            o.calibrate = 1;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout, NULL);
+            return 0;
+        } else {
+            kb_bad_usage(usage, NULL, "unknown option \"%s\"", argv[i]);
+        }
+    }
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    void *b;
+    if (kp_win_create(WIN_BYTES, MPI_COMM_WORLD, &b, &win) != KP_SUCCESS) {
+        if (kb_rank == 0)
+            fprintf(stderr, "kport-bench strided: %s\n", kp_last_error());
+        return 1;
+    }
+    wbase = b;
+#ifdef KPORT_HAVE_ARMCI
+    ARMCI_Init();
+    armci_base = malloc(sizeof(void *) * (size_t)P);
+    ARMCI_Malloc(armci_base, (armci_size_t)WIN_BYTES);
+    have_armci = 1;
+#endif
+    int rc = o.calibrate ? calibrate(&o) : bench_main(&o);
+#ifdef KPORT_HAVE_ARMCI
+    ARMCI_Free(armci_base[kb_rank]);
+    free(armci_base);
+    ARMCI_Finalize();
+#endif
+    kp_win_free(&win);
+    return rc;
+}
+
+const kb_command kb_cmd_strided = {"strided", "strided one-sided put/get/acc: kport's methods beside ARMCI-MPI", NULL,
+                                   strided_main};
