@@ -46,10 +46,13 @@ version=$(sed -n 's/^project(kport VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.
 [ -n "$libdir" ] && [ -n "$version" ] || fail "cannot read CMAKE_INSTALL_LIBDIR / the version"
 arch=$(dpkg --print-architecture)
 
-# the Debian package owning a file (or its symlink target)
+# the Debian package owning a file (or its symlink target); a bare program
+# name (MPI_C_COMPILER=mpicc.openmpi, as the Makefile passes it) is looked up
+# on PATH first: `dpkg -S name` alone matches any path containing the name
 owner() {
-    local f
-    for f in "$1" "$(readlink -f "$1")"; do
+    local f p=$1
+    case "$p" in /*) ;; *) p=$(command -v "$p") || fail "$1 is not on PATH" ;; esac
+    for f in "$p" "$(readlink -f "$p")"; do
         dpkg -S "$f" 2>/dev/null | sed -n '1s/^\([^:, ]*\).*/\1/p' | grep . && return 0
     done
     fail "no Debian package owns $1"
