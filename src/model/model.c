@@ -118,7 +118,8 @@ static const kp_channel *channel(const mctx *c, int a, int b)
 
 static int is_rendezvous(const kp_channel *ch, int64_t s)
 {
-    return ch->npieces > 1 && s > ch->piece[0].max_bytes;
+    const int64_t e = kp_channel_eager_max(ch);
+    return e >= 0 && s > e;
 }
 
 static double gap_bytes(const kp_loggp *p, int64_t s)
@@ -411,12 +412,16 @@ static int walk(mctx *c, double *times)
         k->s = s;
         k->cur = k->end = k->started = k->finished = 0;
         k->T = k->cpu = k->nic = k->rx = k->local = k->done = 0;
+        if (!c->hockney) /* kport's own work before the first round */
+            k->T = k->cpu = c->m->call.fixed;
         for (int i = 0; i < s->nops; i++)
             k->t[i] = k->ready[i] = k->arr[i] = -1;
         for (int n = 0; n < s->nposts; n++)
             k->post[n] = -1;
-        if (s->nops == 0)
+        if (s->nops == 0) {
             k->finished = 1;
+            k->done = k->T;
+        }
     }
     rcv *buf = NULL;
     int cap = 0, nfinished = 0, rc = KP_SUCCESS;
@@ -527,6 +532,8 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
         goto out;
     out->slowest_rank = 0;
     for (int r = 0; r < P; r++) {
+        if (P > 1) /* the ranks entered call.skew apart: the first waits that long for the last */
+            times[r] += m->call.skew;
         if (times[r] > out->time_ns) {
             out->time_ns = times[r];
             out->slowest_rank = r;

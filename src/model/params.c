@@ -81,11 +81,26 @@ static int check_channel(const ctx *c, const char *name, const kp_channel *ch)
         const double vals[6] = {p->L, p->o_s, p->o_r, p->g, p->G, p->O};
         for (int k = 0; k < 6; k++) {
             snprintf(f, sizeof f, "p2p.%s.pieces[%d].%s", name, i, names[k]);
-            int rc = check_cost(c, f, vals[k]);
+            int rc = k == 0 && isfinite(p->L) && p->L < 0 ? KP_SUCCESS : check_cost(c, f, vals[k]);
             if (rc)
                 return rc;
         }
+        /* L may be negative (overheads that overlap the transfer), never
+         * below -(o_s + o_r): one message's time o_s + L + o_r is >= 0 */
+        snprintf(f, sizeof f, "p2p.%s.pieces[%d].L", name, i);
+        if (p->L < -(p->o_s + p->o_r))
+            return refuse(c, f, "%g is below -(o_s + o_r) = %g (a message would take negative time)", p->L,
+                          -(p->o_s + p->o_r));
     }
+    return KP_SUCCESS;
+}
+
+static int check_eager(const ctx *c, const char *name, const kp_channel *ch)
+{
+    char f[96];
+    snprintf(f, sizeof f, "p2p.%s.eager_max", name);
+    if (ch->eager_max < -1 && ch->eager_max != KP_EAGER_FIRST_PIECE)
+        return refuse(c, f, "%lld: expected -1 (every message eager) or a size in bytes", (long long)ch->eager_max);
     return KP_SUCCESS;
 }
 
@@ -108,7 +123,10 @@ static int check_ctx(const ctx *c, const kp_machine *m)
         return refuse(c, "kport_params", "version %d, this reader knows version %d", m->version, KP_PARAMS_VERSION);
     if (m->cores < 0)
         return refuse(c, "machine.cores", "%d is negative", m->cores);
-    if ((rc = check_channel(c, "intra", &m->intra)) || (rc = check_channel(c, "inter", &m->inter)))
+    if ((rc = check_channel(c, "intra", &m->intra)) || (rc = check_channel(c, "inter", &m->inter)) ||
+        (rc = check_eager(c, "intra", &m->intra)) || (rc = check_eager(c, "inter", &m->inter)))
+        return rc;
+    if ((rc = check_cost(c, "call.fixed", m->call.fixed)) || (rc = check_cost(c, "call.skew", m->call.skew)))
         return rc;
     if ((rc = check_linear(c, "shm", "flag", "fixed", "per_byte", &m->flag)) ||
         (rc = check_linear(c, "shm", "copy_in", "fixed", "per_byte", &m->copy_in)) ||
@@ -138,6 +156,14 @@ void kp_params_init(kp_machine *m)
     m->version = KP_PARAMS_VERSION;
     m->intra.npieces = m->inter.npieces = 1;
     m->intra.piece[0].max_bytes = m->inter.piece[0].max_bytes = -1;
+    m->intra.eager_max = m->inter.eager_max = KP_EAGER_FIRST_PIECE;
+}
+
+int64_t kp_channel_eager_max(const kp_channel *ch)
+{
+    if (ch->eager_max != KP_EAGER_FIRST_PIECE)
+        return ch->eager_max;
+    return ch->npieces > 1 ? ch->piece[0].max_bytes : -1;
 }
 
 const kp_loggp *kp_channel_piece(const kp_channel *ch, int64_t bytes)
@@ -222,6 +248,10 @@ static int load_channel(const ctx *c, const kp_json *p2p, const char *name, kp_c
     if (arr->n < 1 || arr->n > KP_MAX_PIECES)
         return refuse(c, f, "%d pieces, expected 1 to %d", arr->n, KP_MAX_PIECES);
     ch->npieces = arr->n;
+    ch->eager_max = KP_EAGER_FIRST_PIECE;
+    if (kp_json_get(o, "eager_max") &&
+        (rc = get_integer(c, o, path, "eager_max", 1, -1, INT64_C(1) << 53, &ch->eager_max)))
+        return rc;
     for (int i = 0; i < arr->n; i++) {
         const kp_json *pc = arr->item[i];
         kp_loggp *p = &ch->piece[i];
@@ -306,6 +336,14 @@ static int load_tree(const ctx *c, const kp_json *root, kp_machine *m)
     if ((rc = load_linear(c, hk, "hockney", "intra", "alpha", "beta", 1, &m->hockney_intra)) ||
         (rc = load_linear(c, hk, "hockney", "inter", "alpha", "beta", 1, &m->hockney_inter)))
         return rc;
+    const kp_json *call = member(c, root, "", "call", KP_JSON_OBJECT, 0, &rc);
+    if (rc)
+        return rc;
+    const char *cn[2] = {"fixed", "skew"};
+    double *cv[2] = {&m->call.fixed, &m->call.skew};
+    for (int k = 0; call && k < 2; k++)
+        if (kp_json_get(call, cn[k]) && (rc = get_number(c, call, "call", cn[k], cv[k])))
+            return rc;
     return check_ctx(c, m);
 }
 
@@ -414,7 +452,10 @@ static void put_channel(FILE *f, const char *name, const kp_channel *ch, int las
         fprintf(f, "        {\"max_bytes\": %lld, \"L\": %s, \"o_s\": %s, \"o_r\": %s, \"g\": %s, \"G\": %s, \"O\": %s}%s\n",
                 (long long)p->max_bytes, v[0], v[1], v[2], v[3], v[4], v[5], i == ch->npieces - 1 ? "" : ",");
     }
-    fprintf(f, "      ]\n    }%s\n", last ? "" : ",");
+    fprintf(f, "      ]");
+    if (ch->eager_max != KP_EAGER_FIRST_PIECE)
+        fprintf(f, ",\n      \"eager_max\": %lld", (long long)ch->eager_max);
+    fprintf(f, "\n    }%s\n", last ? "" : ",");
 }
 
 int kp_params_save(const char *path, const kp_machine *m)
@@ -452,7 +493,10 @@ int kp_params_save(const char *path, const kp_machine *m)
     fputs("  },\n  \"hockney\": {\n", f);
     put_linear(f, "intra", "alpha", "beta", &m->hockney_intra, 0);
     put_linear(f, "inter", "alpha", "beta", &m->hockney_inter, 1);
-    fputs("  }\n}\n", f);
+    char cv[2][40];
+    fmt_num(cv[0], sizeof cv[0], m->call.fixed);
+    fmt_num(cv[1], sizeof cv[1], m->call.skew);
+    fprintf(f, "  },\n  \"call\": {\"fixed\": %s, \"skew\": %s}\n}\n", cv[0], cv[1]);
     int bad = ferror(f);
     if (to_stdout)
         bad |= fflush(f) != 0;

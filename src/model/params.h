@@ -17,14 +17,24 @@ typedef struct kp_loggp {
     double L, o_s, o_r, g, G, O;
 } kp_loggp;
 
+/* eager_max when the file has none: the first piece's max_bytes is the
+ * eager limit (files written before eager_max existed) */
+#define KP_EAGER_FIRST_PIECE (-2)
+
 typedef struct kp_channel { /* MPI point-to-point between two ranks */
     int npieces;
     kp_loggp piece[KP_MAX_PIECES]; /* increasing max_bytes, the last -1 */
+    int64_t eager_max; /* largest eager message (bytes); -1: every message eager; KP_EAGER_FIRST_PIECE */
 } kp_channel;
 
 typedef struct kp_linear { /* fixed + per_byte * bytes */
     double fixed, per_byte;
 } kp_linear;
+
+typedef struct kp_callcost { /* kport's own cost of a call, and how a benchmark times it (ns) */
+    double fixed; /* per call: argument checks, plan lookup, the executor's set-up */
+    double skew;  /* entry skew after MPI_Barrier, added once to a call of P > 1 */
+} kp_callcost;
 
 typedef struct kp_machine {
     int version;
@@ -33,7 +43,12 @@ typedef struct kp_machine {
     kp_channel intra, inter;
     kp_linear flag, copy_in, copy_out, memcpy_, peer_read, peer_write;
     kp_linear hockney_intra, hockney_inter; /* fixed = alpha, per_byte = beta */
+    kp_callcost call; /* optional in the file: 0 when absent */
 } kp_machine;
+
+/* The eager limit of ch: eager_max, or the first piece's max_bytes when
+ * the file has none (-1: every message is eager). */
+int64_t kp_channel_eager_max(const kp_channel *ch);
 
 /* The piece of ch that a message of `bytes` uses. */
 const kp_loggp *kp_channel_piece(const kp_channel *ch, int64_t bytes);
@@ -54,7 +69,8 @@ int kp_params_save(const char *path, const kp_machine *m);
  * with a message naming the field ("p2p.intra.pieces[1].G: -0.1 is negative"). */
 int kp_params_check(const kp_machine *m, char *err, int errlen);
 /* An empty, valid machine: version set, every cost 0, one piece per
- * channel (max_bytes -1), strings empty. Writers fill it in. */
+ * channel (max_bytes -1), eager_max KP_EAGER_FIRST_PIECE, strings empty.
+ * Writers fill it in. */
 void kp_params_init(kp_machine *m);
 
 #endif /* KP_MODEL_PARAMS_H */

@@ -184,7 +184,7 @@ static void test_shm(void)
  * s = 1000 (eager): ready = 100 + 0.5*1000 = 600, arrival = 600 + 1000 + 999 = 2599;
  *   rank 1: h = max(2599, cpu 10005) = 10005, + 200 = 10205; rank 0 done at 600.
  * Hockney (no protocol): arrival 1000 + s; rank 1 completes at max(arrival, 10005) = 10005. */
-static void late_receiver(int64_t s, double logp, double rank0)
+static void late_receiver(int64_t s, double logp, double rank0, int rdv)
 {
     kp_layout L = one_node(2);
     kp_sched sc[2];
@@ -202,10 +202,72 @@ static void late_receiver(int64_t s, double logp, double rank0)
     CHECK(kp_model_scheds(&M, sc, 2, &r) == KP_SUCCESS);
     CHECK_TIME(r, logp, 10005);
     CHECK(NEAR(ranks[0], rank0));
-    CHECK(r.rendezvous == (s > 1024));
+    CHECK(r.rendezvous == rdv);
     for (int i = 0; i < 2; i++)
         kp_sched_free(&sc[i]);
     kp_layout_free(&L);
+}
+
+/* An explicit eager limit overrides the first piece's max_bytes (files
+ * without one keep that rule, as above).
+ * eager_max 4096, s = 2000 (piece 1, now eager): ready = o_s 400 (O 0);
+ *   arrival = 400 + L 2000 + 1999*0.5 = 3399.5; rank 0 done at 400 (buffered);
+ *   rank 1: h = max(3399.5, cpu 10005) = 10005, + o_r 500 = 10505.
+ * eager_max -1 (every message eager): the same. eager_max 500: s = 1000
+ *   (piece 0) is rendezvous: ready = 100 + 500 = 600, departure
+ *   max(600, 10005 - L_0 1000) = 9005, arrival 9005 + 1000 + 999 = 11004,
+ *   rank 1: 11004 + 200 = 11204; rank 0 done at 11004. */
+static void test_eager_max(void)
+{
+    const int64_t saved = M.intra.eager_max;
+    M.intra.eager_max = 4096;
+    late_receiver(2000, 10505, 400, 0);
+    M.intra.eager_max = -1;
+    late_receiver(2000, 10505, 400, 0);
+    M.intra.eager_max = 500;
+    late_receiver(1000, 11204, 11004, 1);
+    M.intra.eager_max = saved;
+}
+
+/* kport's own cost per call and the benchmark's entry skew: ring, P = 2,
+ * 100 B, inter, call.fixed 30, call.skew 70. Each rank starts at 30:
+ *   send ready 130, arrival 130 + 5198 = 5328; copy -> cpu 147.5;
+ *   receive h = 5328 -> 5428; the skew: 5428 + 70 = 5498.
+ * Hockney has neither (3200). P = 1: the copy after the fixed cost,
+ * 30 + 17.5 = 47.5, no skew (nobody to wait for). */
+static void test_call(void)
+{
+    const kp_callcost saved = M.call;
+    M.call = (kp_callcost){.fixed = 30, .skew = 70};
+    double ranks[2];
+    kp_model_result r = {.rank_ns = ranks};
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
+    kp_params prm = {0};
+    CHECK(kp_model_predict(&M, a, &prm, NULL, 2, 100, 0, 0, &r) == KP_SUCCESS);
+    CHECK_TIME(r, 5498, 3200);
+    CHECK(NEAR(ranks[0], 5498) && NEAR(ranks[1], 5498));
+    r = predict(KP_COLL_ALLGATHER, "ring", NULL, 1, 100, 0);
+    CHECK_TIME(r, 47.5, 17.5);
+    M.call = saved;
+}
+
+/* Overheads that overlap the transfer (L < 0: Open MPI's shared-memory send
+ * waits until the receiver took the fragment). One piece: L -300, o_s 400,
+ * o_r 200, g 500, G = O = 0; ring, P = 2, 100 B, one node. One message
+ * alone takes 400 - 300 + 200 = 300; an exchange pays both overheads:
+ *   ready 400, arrival 400 - 300 = 100; copy 17.5 -> cpu 417.5;
+ *   receive h = max(100, 417.5) = 417.5, + 200 = 617.5. */
+static void test_overlapping_overheads(void)
+{
+    const kp_channel saved = M.intra;
+    M.intra.npieces = 1;
+    M.intra.eager_max = KP_EAGER_FIRST_PIECE;
+    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0};
+    kp_layout L = one_node(2);
+    kp_model_result r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
+    CHECK_TIME(r, 617.5, 1000 + 100);
+    kp_layout_free(&L);
+    M.intra = saved;
 }
 
 /* gather direct:k=4 on 5 ranks, 100 B, root 0, inter: four senders, all
@@ -232,11 +294,11 @@ static void test_errors(void)
     CHECK(kp_model_predict(&M, a, &prm, NULL, 4, 8, 0, 0, &r) == KP_SUCCESS && r.refused &&
           r.refuse_code == KP_ERR_UNSUPPORTED && r.msg[0]);
     kp_machine bad = M;
-    bad.inter.piece[0].L = -1;
+    bad.inter.piece[0].L = -201; /* below -(o_s + o_r) */
     a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
     prm = (kp_params){0};
     CHECK(kp_model_predict(&bad, a, &prm, NULL, 4, 8, 0, 0, &r) == KP_ERR_PARAM &&
-          strstr(r.msg, "p2p.inter.pieces[0].L: -1 is negative"));
+          strstr(r.msg, "p2p.inter.pieces[0].L: -201 is below -(o_s + o_r) = -200"));
     CHECK(kp_model_predict(&M, a, &prm, NULL, 0, 8, 0, 0, &r) == KP_ERR_PARAM);
     /* schedules that do not match are reported, not modelled */
     kp_sched sc[2];
@@ -306,8 +368,11 @@ int main(void)
     test_recursive_doubling();
     test_bruck();
     test_shm();
-    late_receiver(2000, 12504.5, 12004.5);
-    late_receiver(1000, 10205, 600);
+    late_receiver(2000, 12504.5, 12004.5, 1);
+    late_receiver(1000, 10205, 600, 0);
+    test_eager_max();
+    test_call();
+    test_overlapping_overheads();
     test_gather_fan_in();
     test_errors();
     test_every_algorithm();

@@ -95,7 +95,7 @@ static int eq_channel(const kp_channel *a, const kp_channel *b)
             x->G != y->G || x->O != y->O)
             return 0;
     }
-    return 1;
+    return a->eager_max == b->eager_max;
 }
 static int eq_machine(const kp_machine *a, const kp_machine *b)
 {
@@ -105,7 +105,8 @@ static int eq_machine(const kp_machine *a, const kp_machine *b)
            eq_linear(&a->flag, &b->flag) && eq_linear(&a->copy_in, &b->copy_in) &&
            eq_linear(&a->copy_out, &b->copy_out) && eq_linear(&a->memcpy_, &b->memcpy_) &&
            eq_linear(&a->peer_read, &b->peer_read) && eq_linear(&a->peer_write, &b->peer_write) &&
-           eq_linear(&a->hockney_intra, &b->hockney_intra) && eq_linear(&a->hockney_inter, &b->hockney_inter);
+           eq_linear(&a->hockney_intra, &b->hockney_intra) && eq_linear(&a->hockney_inter, &b->hockney_inter) &&
+           a->call.fixed == b->call.fixed && a->call.skew == b->call.skew;
 }
 
 static void test_good(void)
@@ -247,7 +248,15 @@ static void test_bad(void)
     BAD_SUBST("\"kport_params\": 1", "\"kport_params\": \"1\"", "kport_params: is a string");
     BAD_SUBST("\"kport_params\": 1", "\"kport_params\": 1.5", "kport_params: 1.5 is not an integer");
     /* negative costs */
-    BAD_SUBST("\"L\": 300.0", "\"L\": -300.0", "p2p.intra.pieces[0].L: -300 is negative");
+    BAD_SUBST("\"L\": 300.0", "\"L\": -350.1", "p2p.intra.pieces[0].L: -350.1 is below -(o_s + o_r) = -350");
+    BAD_SUBST("\"L\": 300.0", "\"L\": -1e999", "p2p.intra.pieces[0].L: not a finite number");
+    BAD_SUBST("\"unknown_later_field\"", "\"call\": {\"fixed\": -1}, \"x\"", "call.fixed: -1 is negative");
+    BAD_SUBST("\"unknown_later_field\"", "\"call\": {\"skew\": \"1\"}, \"x\"", "call.skew: is a string");
+    BAD_SUBST("\"unknown_later_field\"", "\"call\": 5, \"x\"", "call: is a number");
+    BAD_SUBST("\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": -3, \"pieces\"",
+              "p2p.inter.eager_max: -3 is not an integer from -1");
+    BAD_SUBST("\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": 1.5, \"pieces\"",
+              "p2p.inter.eager_max: 1.5 is not an integer");
     BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": -0.06}", "shm.copy_in.per_byte: -0.06 is negative");
     BAD_SUBST("\"alpha\": 501.0", "\"alpha\": -1", "hockney.inter.alpha: -1 is negative");
     BAD_SUBST("\"O\": 5", "\"O\": -5", "p2p.inter.pieces[0].O: -5 is negative");
@@ -299,12 +308,52 @@ static void test_bad(void)
     bad(deep, sizeof deep, "nested more than 64 levels", __LINE__);
 }
 
+/* fields added after version 1 was first written: the eager limit per
+ * channel and kport's cost per call; both optional, old files keep loading
+ * (eager limit: the first piece's max_bytes; call: 0) */
+static void test_optional_fields(void)
+{
+    kp_machine m;
+    char err[512];
+    write_file(good, strlen(good));
+    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    CHECK(m.intra.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.intra) == 4096);
+    CHECK(m.inter.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.inter) == -1); /* one piece */
+    CHECK(m.call.fixed == 0 && m.call.skew == 0);
+    char *t = subst(good, "\"unknown_later_field\"", "\"call\": {\"fixed\": 80.5, \"skew\": 160}, \"x\"");
+    char *t2 = subst(t, "\"intra\": {\n", "\"intra\": {\"eager_max\": 4095,\n");
+    char *t3 = subst(t2, "\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": -1, \"pieces\"");
+    char *t4 = subst(t3, "\"L\": 300.0", "\"L\": -349.5"); /* overheads overlapping the transfer */
+    write_file(t4, strlen(t4));
+    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    if (err[0])
+        fprintf(stderr, "unexpected: %s\n", err);
+    CHECK(m.call.fixed == 80.5 && m.call.skew == 160);
+    CHECK(m.intra.eager_max == 4095 && kp_channel_eager_max(&m.intra) == 4095);
+    CHECK(m.inter.eager_max == -1 && kp_channel_eager_max(&m.inter) == -1);
+    CHECK(m.intra.piece[0].L == -349.5);
+    /* saved and loaded back: the same, eager_max and call included */
+    kp_machine b;
+    CHECK(kp_params_save(tmp, &m) == KP_SUCCESS && kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS &&
+          eq_machine(&m, &b));
+    m.call.skew = -1;
+    CHECK(kp_params_check(&m, err, sizeof err) == KP_ERR_PARAM && !strcmp(err, "call.skew: -1 is negative"));
+    m.call.skew = 0;
+    m.intra.eager_max = -7;
+    CHECK(kp_params_check(&m, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.intra.eager_max: -7"));
+    free(t);
+    free(t2);
+    free(t3);
+    free(t4);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/kport_test_params_%d.json", (int)getpid());
     test_good();
     test_round_trip();
     test_bad();
+    test_optional_fields();
     unlink(tmp);
     printf("test_params: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
