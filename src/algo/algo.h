@@ -84,8 +84,12 @@ const kp_algo *kp_algo_find(int coll, const char *name);
  * filled in). Returns KP_SUCCESS or KP_ERR_PARAM with a message in err. */
 int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *prm,
                   char *err, int errlen);
-/* Format "name:k=3" (only parameters the algorithm takes). */
+/* Format "name:k=3" (only parameters the algorithm takes; the transport's
+ * as ",transport=rma,rails=R,stripe_kb=S" when it is rma). */
 void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outlen);
+/* Transport parameters in canonical form (plans are keyed by memcmp):
+ * rma with rails / stripe_kb 0 -> 1 / KP_STRIPE_KB_DEFAULT; p2p -> all 0. */
+void kp_transport_normalize(kp_params *p);
 
 /* The parameters that run for P ranks on layout L (NULL: every rank its own
  * node): defaults filled in, and a parameter that exceeds what P allows

@@ -134,6 +134,8 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->comm = src->comm;
     dst->node = src->node;
     dst->shm = src->shm;
+    dst->rma = src->rma; /* windows on the private duplicate: as reusable as it */
+    src->rma = NULL;
     /* plans depend on nothing but the group, the layout and the settings */
     dst->plans = src->plans;
     dst->nplans = src->nplans;
@@ -160,6 +162,7 @@ static void release_resources(kp_comm *r)
         r->plans = n;
     }
     r->nplans = 0;
+    kp_rma_release(r); /* collective, before the duplicate it lives on */
     kp_topo_release(r);
     int fin = 0;
     MPI_Finalized(&fin);

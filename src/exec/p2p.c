@@ -10,6 +10,11 @@
  * yielding, and progressing this round's messages meanwhile), and finally
  * waits for the round's messages. Messages above 2^30 bytes go as several
  * MPI messages of at most 2^30 bytes.
+ *
+ * With transport=rma the same walk hands the round's sends and receives to
+ * the one-sided transport (rma.c) instead: they are started where the
+ * point-to-point messages would be posted, progressed while waiting for
+ * flags, and completed where MPI_Waitall would be.
  */
 #define _GNU_SOURCE
 #include "core/core.h"
@@ -89,6 +94,7 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
         (rc = resources(pl, c)))
         return rc;
     const MPI_Comm comm = c->comm;
+    const int rma = pl->prm.transport == KP_TRANSPORT_RMA && pl->maxreq > 0;
     /* calls with flags are counted (flag values never repeat); calls that
      * put data in the segment alternate its halves */
     const uint64_t seq = pl->uses_flags ? ++c->shm.seq : c->shm.seq;
@@ -113,8 +119,15 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
     const kp_op *op = ops;
     while (op < end) {
         const int round = op->round;
-        int n = 0;
+        int n = 0, started = 0;
+        if (rma && (rc = kp_rma_round_begin(pl)))
+            return rc;
         for (; op < end && op->round == round && !rc; op++) {
+            if (rma && !started && op->kind != KP_OP_POST && op->kind != KP_OP_RECV && op->kind != KP_OP_SEND) {
+                started = 1; /* every send of the round in flight before the copies */
+                if ((rc = kp_rma_poll(pl)))
+                    break;
+            }
             switch (op->kind) {
             case KP_OP_POST:
                 atomic_store_explicit(op->u.post.line ? (_Atomic uint64_t *)(base[KP_BUF_LINE] + c->local * KP_LINE)
@@ -122,10 +135,18 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
                                       (seq << KP_SEQ_SHIFT) | (uint64_t)op->u.post.n, memory_order_release);
                 break;
             case KP_OP_RECV:
+                if (rma) {
+                    rc = kp_rma_add(pl, op, base[op->u.recv.dst.buf] + op->u.recv.dst.off);
+                    break;
+                }
                 rc = post(base[op->u.recv.dst.buf] + op->u.recv.dst.off, op->u.recv.dst.len, op->u.recv.peer, 0, comm,
                           pl->reqs, &n);
                 break;
             case KP_OP_SEND:
+                if (rma) {
+                    rc = kp_rma_add(pl, op, base[op->u.send.src.buf] + op->u.send.src.off);
+                    break;
+                }
                 rc = post(base[op->u.send.src.buf] + op->u.send.src.off, op->u.send.src.len, op->u.send.peer, 1, comm,
                           pl->reqs, &n);
                 break;
@@ -149,8 +170,12 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
                 _Atomic uint64_t *f = op->u.wait.line ? (_Atomic uint64_t *)(base[KP_BUF_LINE] + ql * KP_LINE)
                                                       : &c->shm.slots[ql].flag;
                 const uint64_t want = (seq << KP_SEQ_SHIFT) | (uint64_t)op->u.wait.n;
-                if (atomic_load_explicit(f, memory_order_acquire) < want)
-                    kp_shm_wait(c, f, want, pl->reqs, n);
+                if (atomic_load_explicit(f, memory_order_acquire) < want) {
+                    if (rma)
+                        rc = kp_rma_wait_flag(pl, f, want);
+                    else
+                        kp_shm_wait(c, f, want, pl->reqs, n);
+                }
                 break;
             }
             }
@@ -159,6 +184,8 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
             op++;
         if (n > 0 && MPI_Waitall(n, pl->reqs, kp_statuses_ignore) != MPI_SUCCESS && !rc)
             rc = kp_error(KP_ERR_MPI, "MPI_Waitall failed in round %d", round);
+        if (rma && !rc)
+            rc = kp_rma_round_end(pl);
         if (rc)
             return rc;
     }

@@ -52,6 +52,10 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     /* what the algorithm needs on this communicator (collective: every rank
      * builds the same algorithm's plan in the same call) */
     int rc = kp_comm_ready(c, a);
+    /* the one-sided transport's windows (collective: every rank builds
+     * this plan in this call, and c->comm exists alike everywhere) */
+    if (!rc && prm->transport == KP_TRANSPORT_RMA && c->size > 1 && c->comm != MPI_COMM_NULL)
+        rc = kp_rma_ready(c, prm->rails);
     if (rc) {
         kp_plan_free(pl);
         return rc;

@@ -124,7 +124,16 @@ typedef struct kp_params {
     int n; /* peers per round (n-way dissemination) */
     int tree;     /* hierarchical gathers: 1 = binomial tree among leaders, 2 = direct */
     int chunk_kb; /* shared-memory pipelining: chunk size in KiB */
+    /* Transport of the schedule's messages, taken by every algorithm (it
+     * never changes the schedule; src/exec/rma.c): */
+    int transport; /* KP_TRANSPORT_P2P (0: MPI point-to-point) or KP_TRANSPORT_RMA */
+    int rails;     /* rma: windows a message above stripe_kb is striped over (0: 1) */
+    int stripe_kb; /* rma: striping threshold in KiB (0: KP_STRIPE_KB_DEFAULT) */
 } kp_params;
+#define KP_TRANSPORT_P2P 0
+#define KP_TRANSPORT_RMA 1
+#define KP_RAILS_MAX 8
+#define KP_STRIPE_KB_DEFAULT 64
 
 typedef struct kp_sched {
     int coll;              /* enum kp_coll: decides the buffers' sizes */

@@ -169,6 +169,22 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
         } else if (strcmp(tok, "chunk_kb") == 0) {
             slot = &prm->chunk_kb;
             bit = KP_PARAM_CHUNK;
+        } else if (strcmp(tok, "transport") == 0) { /* every algorithm takes the transport's parameters */
+            if (strcmp(eq + 1, "p2p") != 0 && strcmp(eq + 1, "rma") != 0) {
+                snprintf(err, (size_t)errlen, "%s: transport=\"%s\" must be p2p or rma", a->name, eq + 1);
+                return KP_ERR_PARAM;
+            }
+            prm->transport = strcmp(eq + 1, "rma") == 0 ? KP_TRANSPORT_RMA : KP_TRANSPORT_P2P;
+            continue;
+        } else if (strcmp(tok, "rails") == 0 || strcmp(tok, "stripe_kb") == 0) {
+            const int rails = tok[0] == 'r';
+            const int hi = rails ? KP_RAILS_MAX : 1048576;
+            if (parse_int(eq + 1, &v) || v < 1 || v > hi) {
+                snprintf(err, (size_t)errlen, "%s: %s=\"%s\" must be an integer in 1..%d", a->name, tok, eq + 1, hi);
+                return KP_ERR_PARAM;
+            }
+            *(rails ? &prm->rails : &prm->stripe_kb) = v;
+            continue;
         }
         if (!slot || !(a->params & bit)) {
             static const char *pname[] = {"k", "C", "n", "tree", "chunk_kb"};
@@ -176,8 +192,8 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
             for (int b = 0, n = 0; b < 5; b++)
                 if (a->params & (1u << b))
                     n += snprintf(takes + n, sizeof(takes) - (size_t)n, "%s%s", n ? ", " : "", pname[b]);
-            snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\" (it takes %s)", a->name, tok,
-                     takes[0] ? takes : "none");
+            snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\" (it takes %s%stransport, rails, stripe_kb)",
+                     a->name, tok, takes, takes[0] ? ", " : "");
             return KP_ERR_PARAM;
         }
         int lo = bit == KP_PARAM_CHUNK ? 0 : 1, hi = bit == KP_PARAM_TREE ? 2 : 1000000;
@@ -187,6 +203,11 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
         }
         *slot = v;
     }
+    if (prm->transport != KP_TRANSPORT_RMA && (prm->rails || prm->stripe_kb)) {
+        snprintf(err, (size_t)errlen, "%s: rails and stripe_kb apply to transport=rma only", a->name);
+        return KP_ERR_PARAM;
+    }
+    kp_transport_normalize(prm);
     *algo = a;
     return KP_SUCCESS;
 }
@@ -208,7 +229,25 @@ void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outle
     if ((a->params & KP_PARAM_TREE) && n < outlen)
         n += snprintf(out + n, (size_t)(outlen - n), "%stree=%d", (a->params & 7u) ? "," : ":", prm->tree);
     if ((a->params & KP_PARAM_CHUNK) && n < outlen)
-        snprintf(out + n, (size_t)(outlen - n), "%schunk_kb=%d", (a->params & 15u) ? "," : ":", prm->chunk_kb);
+        n += snprintf(out + n, (size_t)(outlen - n), "%schunk_kb=%d", (a->params & 15u) ? "," : ":", prm->chunk_kb);
+    /* the transport shows only when it is not point-to-point, so names of
+     * point-to-point plans stay what they were */
+    if (prm->transport == KP_TRANSPORT_RMA && n < outlen)
+        snprintf(out + n, (size_t)(outlen - n), "%stransport=rma,rails=%d,stripe_kb=%d", a->params ? "," : ":",
+                 prm->rails ? prm->rails : 1, prm->stripe_kb ? prm->stripe_kb : KP_STRIPE_KB_DEFAULT);
+}
+
+void kp_transport_normalize(kp_params *p)
+{
+    if (p->transport == KP_TRANSPORT_RMA) {
+        if (!p->rails)
+            p->rails = 1;
+        if (!p->stripe_kb)
+            p->stripe_kb = KP_STRIPE_KB_DEFAULT;
+    } else {
+        p->transport = KP_TRANSPORT_P2P;
+        p->rails = p->stripe_kb = 0;
+    }
 }
 
 /* prm with every parameter a does not take, or that is 0 ("not given"),
@@ -227,7 +266,11 @@ static kp_params with_defaults(const kp_algo *a, const kp_params *prm)
             p.tree = prm->tree;
         if ((a->params & KP_PARAM_CHUNK) && prm->chunk_kb)
             p.chunk_kb = prm->chunk_kb;
+        p.transport = prm->transport;
+        p.rails = prm->rails;
+        p.stripe_kb = prm->stripe_kb;
     }
+    kp_transport_normalize(&p);
     return p;
 }
 
@@ -337,10 +380,12 @@ int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
     s->layout = L;
     if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1) ||
         ((a->params & KP_PARAM_N) && p.n < 1) || ((a->params & KP_PARAM_TREE) && (p.tree < 1 || p.tree > 2)) ||
-        ((a->params & KP_PARAM_CHUNK) && p.chunk_kb < 0))
+        ((a->params & KP_PARAM_CHUNK) && p.chunk_kb < 0) ||
+        (p.transport == KP_TRANSPORT_RMA && (p.rails < 1 || p.rails > KP_RAILS_MAX || p.stripe_kb < 1)))
         return kp_sched_refuse(s, KP_ERR_PARAM,
-                               "%s: invalid parameters (k=%d, C=%d, n=%d >= 1; tree=%d in 1..2; chunk_kb=%d >= 0)",
-                               a->name, p.k, p.C, p.n, p.tree, p.chunk_kb);
+                               "%s: invalid parameters (k=%d, C=%d, n=%d >= 1; tree=%d in 1..2; chunk_kb=%d >= 0; "
+                               "rails=%d in 1..%d, stripe_kb=%d >= 1)",
+                               a->name, p.k, p.C, p.n, p.tree, p.chunk_kb, p.rails, KP_RAILS_MAX, p.stripe_kb);
     kp_algo_effective(a, &p, L, P, &p, NULL, 0); /* valid values: clamp what exceeds P */
     int rc = a->build(s, &p);
     if (rc == KP_SUCCESS && s->err)
