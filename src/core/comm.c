@@ -83,6 +83,7 @@ static void print_stats(void)
     static const char *names[KP_SETUP_NPARTS] = {
         "communicator states", "  from the pool", "  layout derived", "  layout communicated",
         "private duplicates",  "node communicators", "segments allocated", "cma probes",
+        "calibrations",
         "pooled at free",      "releases"};
     const char *e = getenv("KPORT_SETUP_STATS");
     int wrank = 0;
@@ -131,11 +132,11 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->oversub = src->oversub;
     dst->node_ready = src->node_ready;
     dst->calls = src->calls; /* the cold policy counts calls per group */
+    dst->mach = src->mach;
+    dst->calibrated = src->calibrated;
     dst->comm = src->comm;
     dst->node = src->node;
     dst->shm = src->shm;
-    dst->rma = src->rma; /* windows on the private duplicate: as reusable as it */
-    src->rma = NULL;
     /* plans depend on nothing but the group, the layout and the settings */
     dst->plans = src->plans;
     dst->nplans = src->nplans;
@@ -152,6 +153,8 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     src->shm.win = MPI_WIN_NULL;
     src->node_ready = 0;
     src->calls = 0;
+    src->mach = NULL;
+    src->calibrated = 0;
 }
 
 static void release_resources(kp_comm *r)
@@ -162,7 +165,8 @@ static void release_resources(kp_comm *r)
         r->plans = n;
     }
     r->nplans = 0;
-    kp_rma_release(r); /* collective, before the duplicate it lives on */
+    free(r->mach);
+    r->mach = NULL;
     kp_topo_release(r);
     int fin = 0;
     MPI_Finalized(&fin);
@@ -436,18 +440,22 @@ int kp_comm_ready(kp_comm *c, const kp_algo *a)
     return KP_SUCCESS;
 }
 
-int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, kp_choice *ch)
+int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
 {
     kp_select_auto(coll, &c->layout, c->size, bytes, ch);
-    if (c->node_ready || !is_node_algo(ch->algo))
+    if (!is_node_algo(ch->algo))
         return KP_SUCCESS;
-    /* the rules asked whether cross-memory attach works: probe, choose again */
-    if (cold(c))
-        return KP_COLD;
-    int rc = kp_topo_node(c);
-    if (rc)
-        return rc;
-    kp_select_auto(coll, &c->layout, c->size, bytes, ch);
+    if (!c->node_ready) {
+        /* the rules asked whether cross-memory attach works: probe (and
+         * calibrate), choose again */
+        if (cold(c))
+            return KP_COLD;
+        int rc = kp_topo_node(c);
+        if (rc)
+            return rc;
+        kp_select_auto(coll, &c->layout, c->size, bytes, ch);
+    }
+    kp_calibrated_choice(c, coll, bytes, root, inplace, ch);
     return KP_SUCCESS;
 }
 

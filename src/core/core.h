@@ -5,6 +5,7 @@
 
 #include "algo/algo.h"
 #include "kport.h"
+#include "model/params.h"
 
 #include <mpi.h>
 #include <stdatomic.h>
@@ -39,7 +40,7 @@ typedef struct kp_plan {
     int announced;         /* KPORT_VERBOSE / fallback warning printed */
     int refuse_code;
     char errmsg[256];
-    char name[128];        /* "bruck:k=2", "ring:transport=rma,rails=2,stripe_kb=64" */
+    char name[64];         /* "bruck:k=2" */
     kp_sched sched;
     void *scratch;
     MPI_Request *reqs;
@@ -97,11 +98,12 @@ typedef struct kp_comm {
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
     int node_ready;     /* node tier up: node communicator, segment, layout.cma */
+    struct kp_machine *mach; /* the agreed calibrated costs (select/calibrate.c), with the node tier */
+    int calibrated;     /* mach holds this node's measurements (not the defaults) */
     long calls;         /* kport calls made on it and on the freed communicators of
                            the same group whose resources it took (cold policy) */
     MPI_Comm node;      /* ranks of my node, ordered by rank (MPI_COMM_NULL until needed) */
     kp_shm shm;
-    struct kp_rma *rma; /* one-sided transport's windows (exec/rma.c), NULL until a plan uses them */
     /* the plan the previous call of each collective ran, for the fast path */
     kp_plan *last[KP_COLL_COUNT];
     unsigned last_gen[KP_COLL_COUNT];
@@ -141,7 +143,8 @@ enum kp_setup_part {
     KP_SETUP_DUP,          /* private duplicate created */
     KP_SETUP_NODE_COMM,    /* node communicator created */
     KP_SETUP_SEGMENT,      /* shared segment allocated (or grown) */
-    KP_SETUP_CMA_PROBE,    /* cross-memory attach probe + agreement */
+    KP_SETUP_CMA_PROBE,    /* cross-memory attach probe */
+    KP_SETUP_CALIBRATE,    /* calibration measured + costs agreed (select/calibrate.c) */
     KP_SETUP_POOL_PUT,     /* a freed communicator's resources pooled */
     KP_SETUP_RELEASE,      /* resources released (collective frees) */
     KP_SETUP_NPARTS
@@ -190,26 +193,6 @@ extern MPI_Status *const kp_statuses_ignore;
  * buffer's. */
 int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf);
 
-/* ---- one-sided transport (exec/rma.c) ---- */
-/* Bring up the windows plans with transport=rma and pl->prm.rails rails
- * use on c (collective over c->comm; every rank builds the same plan). */
-int kp_rma_ready(kp_comm *c, int rails);
-/* Free c's windows (collective) and set c->rma NULL. */
-void kp_rma_release(kp_comm *c);
-/* windows created and not yet freed, this process (tests) */
-int kp_rma_live_windows(void);
-/* The executor's hooks (p2p.c walks the schedule): a round's message
- * operations are added as they come (p points at the op's bytes), started
- * (every send of the round put, up to the ring's room: k puts in flight)
- * before the round's copies, polled while waiting for a shared-memory flag,
- * and completed at the end of the round. */
-int kp_rma_round_begin(kp_plan *pl);
-int kp_rma_add(kp_plan *pl, const kp_op *op, char *p);
-int kp_rma_poll(kp_plan *pl);
-int kp_rma_round_end(kp_plan *pl);
-/* Wait until *flag >= target while progressing the round's transfers. */
-int kp_rma_wait_flag(kp_plan *pl, _Atomic uint64_t *flag, uint64_t target);
-
 /* ---- selection (select/select.c) ---- */
 typedef struct kp_choice {
     const kp_algo *algo;
@@ -229,8 +212,35 @@ int kp_select_forced(int coll, kp_choice *ch);
 void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choice *ch);
 /* kp_select_auto on c's layout, bringing up the node tier first when the
  * rules pick a shared-memory algorithm (their choice depends on whether
- * cross-memory attach works, which the node tier probes). */
-int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, kp_choice *ch);
+ * cross-memory attach works, which the node tier probes); then, on one
+ * node with calibrated costs, the cost model's choice among the candidates
+ * the rules allow (select/calibrate.c). */
+int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
+/* Thresholds of the rules (select.c), for the calibrated choice. */
+int kp_single_copy_min_set(void); /* KPORT_SINGLE_COPY_MIN given: keep the fixed rule */
+int64_t kp_shm_max(void);
+int kp_shm_chunk_kb(void);
+
+/* ---- calibration (select/calibrate.c) ---- */
+/* Measure the node's shared-memory costs (once per process, by the node's
+ * local ranks 0 and 1) and agree on one set across c (MPI_MAX), together
+ * with whether cross-memory attach works (cma: this rank's probe); sets
+ * c->mach, c->calibrated, c->layout.cma; *cost_ns: what measuring took
+ * here (0 when cached). Collective over c. */
+int kp_calibrate(kp_comm *c, int cma, double *cost_ns);
+/* Price the rules' one-node candidates with the model; 1 and *ch set when
+ * the model chose, 0 when the rules decide. */
+int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
+/* The model's pick among the one-node candidates of coll on layout L with
+ * machine m (kp_calibrated_choice's core, pure: tests call it with fixed
+ * machines): 1 and *ch set, or 0 when no candidate applies. */
+int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int64_t bytes, int root, int inplace,
+                  kp_choice *ch);
+/* KPORT_CALIBRATE (select.c): 0 never, 1 once per process (default), 2 force. */
+int kp_calibrate_mode(void);
+/* The agreed costs as a vector (tests): returns the number of words. */
+int kp_calibration_words(const kp_comm *c, double *out, int n);
+double kp_calibration_cost_ns(void);
 /* Resolve the plan to run: forced plan, or auto plan (falling back as the
  * policy says when the forced algorithm refuses). */
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);

@@ -32,6 +32,8 @@ static struct {
     int64_t shm_max;                        /* thresholds, see kp_select_auto */
     int64_t single_copy_min[KP_COLL_COUNT]; /* by collective */
     int chunk_kb;
+    int single_copy_min_set;                /* KPORT_SINGLE_COPY_MIN given: the fixed rule, not the model */
+    int calibrate;                          /* KPORT_CALIBRATE: 0, 1 (default), 2 (force) */
     int fallback_set; /* by kp_set_fallback: overrides the environment */
     unsigned gen; /* changes whenever a setting does: invalidates fast paths */
     int forced_set[KP_COLL_COUNT]; /* by kp_set_algorithm */
@@ -39,7 +41,7 @@ static struct {
     kp_params forced_prm[KP_COLL_COUNT];
 } st;
 
-static _Thread_local char last_algo[KP_COLL_COUNT][128]; /* a plan's name */
+static _Thread_local char last_algo[KP_COLL_COUNT][64];
 
 /* an integer environment variable in 0..max: 1 read, 0 unset, -1 invalid
  * (recorded as the settings' error) */
@@ -75,13 +77,27 @@ int kp_settings_load(void)
     int64_t x;
     if (env_count("KPORT_SHM_MAX", INT64_MAX, &x) > 0)
         st.shm_max = x;
-    if (env_count("KPORT_SINGLE_COPY_MIN", INT64_MAX, &x) > 0) /* one value for every collective */
+    if (env_count("KPORT_SINGLE_COPY_MIN", INT64_MAX, &x) > 0) { /* one value for every collective */
         for (int k = 0; k < KP_COLL_COUNT; k++)
             st.single_copy_min[k] = x;
+        st.single_copy_min_set = 1;
+    }
     if (env_count("KPORT_SHM_CHUNK_KB", 1000000, &x) > 0)
         st.chunk_kb = (int)x;
     const char *v = getenv("KPORT_VERBOSE");
     st.verbose = v && *v && strcmp(v, "0") != 0;
+    v = getenv("KPORT_CALIBRATE");
+    st.calibrate = 1;
+    if (v && *v) {
+        if (strcmp(v, "0") == 0)
+            st.calibrate = 0;
+        else if (strcmp(v, "force") == 0)
+            st.calibrate = 2;
+        else if (strcmp(v, "1") != 0 && !st.load_rc) {
+            st.load_rc = KP_ERR_PARAM;
+            snprintf(st.load_err, sizeof(st.load_err), "KPORT_CALIBRATE=\"%s\": expected 0, 1 or force", v);
+        }
+    }
     if (!st.fallback_set) {
         v = getenv("KPORT_FALLBACK");
         if (!v || !*v || strcmp(v, "error") == 0)
@@ -114,6 +130,26 @@ int kp_settings_load(void)
 int kp_verbose(void)
 {
     return st.verbose;
+}
+
+int kp_calibrate_mode(void)
+{
+    return st.calibrate;
+}
+
+int kp_single_copy_min_set(void)
+{
+    return st.single_copy_min_set;
+}
+
+int64_t kp_shm_max(void)
+{
+    return st.shm_max;
+}
+
+int kp_shm_chunk_kb(void)
+{
+    return st.chunk_kb;
 }
 
 int kp_fallback_policy(void)
@@ -362,7 +398,7 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         pl->announced = 1;
         fell = "fallback from a forced algorithm that cannot apply";
     }
-    if ((rc = kp_comm_select_auto(c, coll, bytes, &ch)))
+    if ((rc = kp_comm_select_auto(c, coll, bytes, root, inplace, &ch)))
         return rc;
     rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)

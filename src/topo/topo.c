@@ -371,11 +371,15 @@ int kp_topo_node(kp_comm *c)
     if (rc)
         return rc;
     t0 = now();
-    int cma = cma_probe(c), allcma;
-    PMPI_Allreduce(&cma, &allcma, 1, MPI_INT, MPI_MIN, c->user);
-    c->layout.cma = allcma;
-    c->node_ready = 1;
+    const int cma = cma_probe(c);
     kp_setup_account(KP_SETUP_CMA_PROBE, now() - t0);
+    /* the probe's result is agreed with the calibrated costs, in one allreduce */
+    t0 = now();
+    double measuring = 0;
+    if ((rc = kp_calibrate(c, cma, &measuring)))
+        return rc;
+    c->node_ready = 1;
+    kp_setup_account(KP_SETUP_CALIBRATE, now() - t0);
     return KP_SUCCESS;
 }
 

@@ -1,0 +1,376 @@
+/*
+ * Calibration: what the default choice inside a node depends on, measured
+ * on the node it runs on, and the default choice made by the cost model
+ * with it.
+ *
+ * Why: the crossovers between kport's shared-memory algorithms (two copies
+ * through the segment, single-copy reads with process_vm_readv) move with
+ * the machine: on this project's virtual machine the fixed cost of a
+ * cross-memory-attach call moved from well under 1 us to about 2 us between
+ * days, and a fixed 8 KiB crossover became a 2x loss (issue 12). So the
+ * first time a process brings up a node tier (src/topo/topo.c,
+ * kp_topo_node), the node's local ranks 0 and 1 measure, together, what
+ * src/model/model.c charges for shared-memory operations:
+ *   flag        half the round trip of two flags in the segment;
+ *   copy_in     both ranks copy s bytes from a private buffer into the
+ *               segment at once;
+ *   copy_out    both copy the block the other one just wrote out of it;
+ *   memcpy      a private copy;
+ *   peer_read   process_vm_readv of s bytes of the peer's private buffer
+ *   peer_write  process_vm_writev of s bytes into it,
+ * each at two sizes (KP_CAL_S1, KP_CAL_S2) fitted as fixed + per byte, the
+ * median of KP_CAL_REPS repetitions. Local rank 0 publishes the results in
+ * the segment; every rank of the node copies them; the values are cached
+ * for the process. Every rank of the communicator then agrees on one set:
+ * an allreduce (MPI_MAX: the slower node's costs) of the vector, merged
+ * with the one that agrees on whether cross-memory attach works, so
+ * selection is identical on every rank even where nodes measured
+ * differently. Ranks other than 0 and 1 wait in a barrier; a node of one
+ * rank, or one whose ranks outnumber its cores (its timings would measure
+ * the scheduler), keeps the built-in defaults (KP_CAL_DEFAULT_*), and so
+ * does KPORT_CALIBRATE=0. KPORT_CALIBRATE=force measures at every new node
+ * tier instead of once per process. Cost: see docs/PERFORMANCE.md,
+ * "Calibrated defaults" (well under 1 ms here).
+ *
+ * The default choice (kp_calibrated_choice): on one node, with two or more
+ * ranks and cross-memory attach working, the candidates the built-in rules
+ * allow (two-copy shm_flat and the single-copy algorithm of the collective)
+ * are priced by the cost model on the communicator's layout and the
+ * cheapest runs; KPORT_VERBOSE=1 prints the candidates' predicted times.
+ * Elsewhere (several nodes, no cross-memory attach, oversubscribed nodes:
+ * one candidate or none measured) the built-in rules of select.c decide.
+ * A forced algorithm (KPORT_<COLL>, kp_set_algorithm) still wins, and a
+ * fixed KPORT_SINGLE_COPY_MIN in the environment keeps the fixed rule.
+ */
+#define _GNU_SOURCE
+#include "core/core.h"
+#include "model/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KP_CAL_S1 256
+#define KP_CAL_S2 32768
+#define KP_CAL_REPS 15
+#define KP_CAL_FLAG_REPS 200
+
+/* the vector the ranks agree on: kp_linear fields in this order */
+enum { CAL_FLAG, CAL_COPY_IN, CAL_COPY_OUT, CAL_MEMCPY, CAL_PEER_READ, CAL_PEER_WRITE, CAL_N };
+#define CAL_WORDS (2 * CAL_N)
+
+static struct {
+    int have;
+    double v[CAL_WORDS];
+    double cost_ns; /* what measuring took on this rank */
+} cal;
+
+/* defaults: this project's 2-core VM on a quiet day (docs/PERFORMANCE.md) */
+static const double cal_default[CAL_WORDS] = {
+    60.0, 0.0,   /* flag */
+    20.0, 0.04,  /* copy_in */
+    20.0, 0.035, /* copy_out */
+    10.0, 0.015, /* memcpy */
+    500.0, 0.06, /* peer_read */
+    500.0, 0.06, /* peer_write */
+};
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return v[n / 2];
+}
+
+/* a flag word of the calibration area: rank r's, in a cache line of its own */
+static _Atomic uint64_t *cal_flag(char *area, int r)
+{
+    return (_Atomic uint64_t *)(void *)(area + 128 * r);
+}
+
+static void post(char *area, int me, uint64_t v)
+{
+    atomic_store_explicit(cal_flag(area, me), v, memory_order_release);
+}
+
+static void await(char *area, int peer, uint64_t v)
+{
+    while (atomic_load_explicit(cal_flag(area, peer), memory_order_acquire) < v)
+        ;
+}
+
+/* the two measuring ranks (me = 0 or 1) meet: both have posted `v` */
+static void meet(char *area, int me, uint64_t v)
+{
+    post(area, me, v);
+    await(area, 1 - me, v);
+}
+
+/* fixed + per_byte through (S1, t1), (S2, t2); never negative */
+static void fit2(double t1, double t2, double *fixed, double *per_byte)
+{
+    double b = (t2 - t1) / (double)(KP_CAL_S2 - KP_CAL_S1);
+    if (b < 0)
+        b = 0;
+    double a = t1 - b * KP_CAL_S1;
+    *fixed = a > 0 ? a : 0;
+    *per_byte = b;
+}
+
+/* local ranks 0 and 1 of c's node measure; rank 0's results in out */
+static void measure(kp_comm *c, int cma, double *out)
+{
+    const int me = c->local;
+    char *area = c->shm.data; /* half 0, unused between calls */
+    char *blk = area + 256;   /* [0, S2): rank 0's block, [S2, 2 S2): rank 1's */
+    char *priv = malloc(2 * KP_CAL_S2), *priv2 = malloc(KP_CAL_S2);
+    const int ok = priv && priv2;
+    if (ok) {
+        memset(priv, me + 1, 2 * KP_CAL_S2);
+        memset(priv2, 0, KP_CAL_S2);
+    }
+    /* the peer's private buffer, for single copy: through the slots */
+    c->shm.slots[me].addr[0] = (uint64_t)(uintptr_t)priv;
+    c->shm.slots[me].pid = (uint64_t)getpid();
+    uint64_t step = 1;
+    post(area, me, 0);
+    meet(area, me, step++);
+    const kp_shm_slot *peer = &c->shm.slots[1 - me];
+    double t[KP_CAL_FLAG_REPS];
+    /* flag: A posts, B answers */
+    for (int i = 0; i < KP_CAL_FLAG_REPS; i++) {
+        const double t0 = now_ns();
+        if (me == 0) {
+            post(area, 0, step);
+            await(area, 1, step);
+        } else {
+            await(area, 0, step);
+            post(area, 1, step);
+        }
+        t[i] = (now_ns() - t0) / 2;
+        step++;
+    }
+    out[2 * CAL_FLAG] = median(t, KP_CAL_FLAG_REPS);
+    out[2 * CAL_FLAG + 1] = 0;
+    const int sizes[2] = {KP_CAL_S1, KP_CAL_S2};
+    double tt[CAL_N][2];
+    for (int z = 0; z < 2; z++) {
+        const int s = sizes[z];
+        double tin[KP_CAL_REPS], tout[KP_CAL_REPS], tmem[KP_CAL_REPS], trd[KP_CAL_REPS], twr[KP_CAL_REPS];
+        for (int i = 0; i < KP_CAL_REPS; i++) {
+            meet(area, me, step++);
+            double t0 = now_ns();
+            if (ok)
+                memcpy(blk + me * KP_CAL_S2, priv, (size_t)s);
+            tin[i] = now_ns() - t0;
+            meet(area, me, step++);
+            t0 = now_ns();
+            if (ok)
+                memcpy(priv2, blk + (1 - me) * KP_CAL_S2, (size_t)s);
+            tout[i] = now_ns() - t0;
+            meet(area, me, step++);
+            t0 = now_ns();
+            if (ok)
+                memcpy(priv + KP_CAL_S2, priv2, (size_t)s);
+            tmem[i] = now_ns() - t0;
+            meet(area, me, step++);
+            trd[i] = twr[i] = 0;
+            if (me == 0 && ok && cma) { /* the peer waits meanwhile */
+                struct iovec l = {priv2, (size_t)s}, r = {(void *)(uintptr_t)peer->addr[0], (size_t)s};
+                t0 = now_ns();
+                process_vm_readv((pid_t)peer->pid, &l, 1, &r, 1, 0);
+                trd[i] = now_ns() - t0;
+                t0 = now_ns();
+                process_vm_writev((pid_t)peer->pid, &l, 1, &r, 1, 0);
+                twr[i] = now_ns() - t0;
+            }
+        }
+        tt[CAL_COPY_IN][z] = median(tin, KP_CAL_REPS);
+        tt[CAL_COPY_OUT][z] = median(tout, KP_CAL_REPS);
+        tt[CAL_MEMCPY][z] = median(tmem, KP_CAL_REPS);
+        tt[CAL_PEER_READ][z] = median(trd, KP_CAL_REPS);
+        tt[CAL_PEER_WRITE][z] = median(twr, KP_CAL_REPS);
+    }
+    meet(area, me, step++);
+    for (int k = CAL_COPY_IN; k < CAL_N; k++)
+        fit2(tt[k][0], tt[k][1], &out[2 * k], &out[2 * k + 1]);
+    if (!cma) { /* not measurable: keep the defaults (no candidate uses them) */
+        for (int k = CAL_PEER_READ; k <= CAL_PEER_WRITE; k++) {
+            out[2 * k] = cal_default[2 * k];
+            out[2 * k + 1] = cal_default[2 * k + 1];
+        }
+    }
+    free(priv);
+    free(priv2);
+}
+
+/* test hook: KPORT_CALIBRATE_SKEW=f scales this rank's measured costs by
+ * (1 + f * world rank), so ranks hold different local measurements */
+static void skew(double *v)
+{
+    const char *e = getenv("KPORT_CALIBRATE_SKEW");
+    if (!e || !*e)
+        return;
+    int wr = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    const double f = 1.0 + atof(e) * wr;
+    for (int i = 0; i < CAL_WORDS; i++)
+        v[i] *= f;
+}
+
+int kp_calibrate(kp_comm *c, int cma, double *cost_ns)
+{
+    const int m = kp_calibrate_mode();
+    double v[CAL_WORDS + 1];
+    int measured = 0;
+    *cost_ns = 0;
+    /* the node decides together whether to measure (the calibration is
+     * per process, and a node's ranks may hold different histories) */
+    if (m && c->node_size >= 2 && !c->layout.oversub) {
+        int mine = m == 2 ? 0 : cal.have, all = 0;
+        PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->node);
+        if (!all) {
+            const double t0 = now_ns();
+            int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S2);
+            if (rc)
+                return rc;
+            double res[CAL_WORDS];
+            /* single copy measured only where both measuring ranks can */
+            int pair = c->local < 2 ? cma : 1, paircma = 0;
+            PMPI_Allreduce(&pair, &paircma, 1, MPI_INT, MPI_MIN, c->node);
+            if (c->local < 2)
+                measure(c, paircma, res);
+            if (c->local == 0) /* publish for the node, after the data blocks */
+                memcpy(c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), res, sizeof(res));
+            PMPI_Barrier(c->node);
+            memcpy(cal.v, c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), sizeof(res));
+            PMPI_Barrier(c->node); /* read before the segment's next use */
+            cal.have = 1;
+            cal.cost_ns = now_ns() - t0;
+            *cost_ns = cal.cost_ns;
+            measured = 1;
+        }
+    }
+    if (m && cal.have && c->node_size >= 2 && !c->layout.oversub)
+        memcpy(v, cal.v, sizeof(cal.v));
+    else
+        memcpy(v, cal_default, sizeof(cal_default));
+    skew(v);
+    v[CAL_WORDS] = cma ? 0.0 : 1.0; /* agreed with the costs: MPI_MAX of "cannot" */
+    double agreed[CAL_WORDS + 1];
+    PMPI_Allreduce(v, agreed, CAL_WORDS + 1, MPI_DOUBLE, MPI_MAX, c->user);
+    c->layout.cma = agreed[CAL_WORDS] == 0.0;
+    if (!c->mach && !(c->mach = malloc(sizeof(*c->mach))))
+        return kp_error(KP_ERR_NOMEM, "out of memory for the machine parameters");
+    kp_machine *mc = c->mach;
+    kp_params_init(mc);
+    /* point-to-point: no candidate priced here sends messages; plausible
+     * values keep the description valid (docs/PARAMETERS.md) */
+    mc->intra.piece[0] = (kp_loggp){.max_bytes = -1, .L = 0, .o_s = 100, .o_r = 120, .g = 120, .G = 0.05, .O = 0};
+    mc->inter = mc->intra;
+    kp_linear *f[CAL_N] = {&mc->flag, &mc->copy_in, &mc->copy_out, &mc->memcpy_, &mc->peer_read, &mc->peer_write};
+    for (int k = 0; k < CAL_N; k++)
+        *f[k] = (kp_linear){agreed[2 * k], agreed[2 * k + 1]};
+    mc->hockney_intra = mc->hockney_inter = (kp_linear){500, 0.05};
+    c->calibrated = m && (measured || cal.have) && c->node_size >= 2 && !c->layout.oversub;
+    if (measured && kp_verbose() && c->rank == 0) {
+        fprintf(stderr,
+                "kport: calibrated in %.0f us (agreed, ns + ns/B): flag %.0f, copy_in %.0f + %.4f, copy_out %.0f + %.4f, "
+                "memcpy %.0f + %.4f, peer_read %.0f + %.4f, peer_write %.0f + %.4f\n",
+                cal.cost_ns / 1000, agreed[0], agreed[2], agreed[3], agreed[4], agreed[5], agreed[6], agreed[7],
+                agreed[8], agreed[9], agreed[10], agreed[11]);
+        fflush(stderr);
+    }
+    return KP_SUCCESS;
+}
+
+/* the agreed vector (tests): CAL_WORDS doubles */
+int kp_calibration_words(const kp_comm *c, double *out, int n)
+{
+    if (!c->mach || n < CAL_WORDS)
+        return 0;
+    const kp_linear *f[CAL_N] = {&c->mach->flag,     &c->mach->copy_in,   &c->mach->copy_out,
+                                 &c->mach->memcpy_,  &c->mach->peer_read, &c->mach->peer_write};
+    for (int k = 0; k < CAL_N; k++) {
+        out[2 * k] = f[k]->fixed;
+        out[2 * k + 1] = f[k]->per_byte;
+    }
+    return CAL_WORDS;
+}
+
+double kp_calibration_cost_ns(void)
+{
+    return cal.cost_ns;
+}
+
+/* the single-copy algorithm of a collective */
+static const char *single_copy_name(int coll)
+{
+    return coll == KP_COLL_BARRIER ? NULL : "shm_single_copy";
+}
+
+int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int64_t bytes, int root, int inplace,
+                  kp_choice *ch)
+{
+    /* the candidates the rules allow on one node, with the rules' parameters */
+    const char *names[2] = {"shm_flat", single_copy_name(coll)};
+    kp_params prms[2] = {{0}, {0}};
+    if (coll == KP_COLL_GATHER)
+        names[0] = "smp"; /* gather's two-copy path on one node */
+    if (coll == KP_COLL_ALLGATHER)
+        prms[0].chunk_kb = kp_shm_chunk_kb();
+    double best = 0;
+    int pick = -1;
+    char line[120];
+    int n = snprintf(line, sizeof(line), "model:");
+    for (int i = 0; i < 2; i++) {
+        const kp_algo *a = names[i] ? kp_algo_find(coll, names[i]) : NULL;
+        if (!a)
+            continue;
+        kp_model_result r;
+        memset(&r, 0, sizeof(r));
+        const kp_params p = a->params ? prms[i] : a->defaults;
+        if (kp_model_predict(m, a, &p, L, P, bytes, root, inplace, &r) || r.refused)
+            continue;
+        if (n < (int)sizeof(line))
+            n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %.2f us", names[i], r.time_ns / 1000);
+        if (pick < 0 || r.time_ns < best) {
+            best = r.time_ns;
+            pick = i;
+        }
+    }
+    if (pick < 0)
+        return 0;
+    const kp_algo *a = kp_algo_find(coll, names[pick]);
+    ch->algo = a;
+    ch->prm = a->params ? prms[pick] : a->defaults;
+    ch->forced = 0;
+    ch->why[0] = '\0';
+    if (kp_verbose())
+        snprintf(ch->why, sizeof(ch->why), "auto: one node, calibrated %.*s; cheapest", 120, line);
+    return 1;
+}
+
+int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
+{
+    if (!c->calibrated || !c->mach || c->layout.nnodes != 1 || c->size < 2 || !c->layout.cma ||
+        c->layout.oversub || coll == KP_COLL_BARRIER || kp_single_copy_min_set() ||
+        bytes * c->size > kp_shm_max())
+        return 0;
+    return kp_model_pick(c->mach, coll, &c->layout, c->size, bytes, root, inplace, ch);
+}
