@@ -137,6 +137,8 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->comm = src->comm;
     dst->node = src->node;
     dst->shm = src->shm;
+    dst->rma = src->rma; /* windows on the private duplicate: as reusable as it */
+    src->rma = NULL;
     /* plans depend on nothing but the group, the layout and the settings */
     dst->plans = src->plans;
     dst->nplans = src->nplans;
@@ -167,6 +169,7 @@ static void release_resources(kp_comm *r)
     r->nplans = 0;
     free(r->mach);
     r->mach = NULL;
+    kp_rma_release(r); /* collective, before the duplicate it lives on */
     kp_topo_release(r);
     int fin = 0;
     MPI_Finalized(&fin);

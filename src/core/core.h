@@ -40,7 +40,7 @@ typedef struct kp_plan {
     int announced;         /* KPORT_VERBOSE / fallback warning printed */
     int refuse_code;
     char errmsg[256];
-    char name[64];         /* "bruck:k=2" */
+    char name[128];        /* "bruck:k=2", "ring:transport=rma,rails=2,stripe_kb=64" */
     kp_sched sched;
     void *scratch;
     MPI_Request *reqs;
@@ -104,6 +104,7 @@ typedef struct kp_comm {
                            the same group whose resources it took (cold policy) */
     MPI_Comm node;      /* ranks of my node, ordered by rank (MPI_COMM_NULL until needed) */
     kp_shm shm;
+    struct kp_rma *rma; /* one-sided transport's windows (exec/rma.c), NULL until a plan uses them */
     /* the plan the previous call of each collective ran, for the fast path */
     kp_plan *last[KP_COLL_COUNT];
     unsigned last_gen[KP_COLL_COUNT];
@@ -192,6 +193,26 @@ extern MPI_Status *const kp_statuses_ignore;
  * first byte (for MPI_IN_PLACE pass rbuf + rank * bytes), rbuf the receive
  * buffer's. */
 int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf);
+
+/* ---- one-sided transport (exec/rma.c) ---- */
+/* Bring up the windows plans with transport=rma and pl->prm.rails rails
+ * use on c (collective over c->comm; every rank builds the same plan). */
+int kp_rma_ready(kp_comm *c, int rails);
+/* Free c's windows (collective) and set c->rma NULL. */
+void kp_rma_release(kp_comm *c);
+/* windows created and not yet freed, this process (tests) */
+int kp_rma_live_windows(void);
+/* The executor's hooks (p2p.c walks the schedule): a round's message
+ * operations are added as they come (p points at the op's bytes), started
+ * (every send of the round put, up to the ring's room: k puts in flight)
+ * before the round's copies, polled while waiting for a shared-memory flag,
+ * and completed at the end of the round. */
+int kp_rma_round_begin(kp_plan *pl);
+int kp_rma_add(kp_plan *pl, const kp_op *op, char *p);
+int kp_rma_poll(kp_plan *pl);
+int kp_rma_round_end(kp_plan *pl);
+/* Wait until *flag >= target while progressing the round's transfers. */
+int kp_rma_wait_flag(kp_plan *pl, _Atomic uint64_t *flag, uint64_t target);
 
 /* ---- selection (select/select.c) ---- */
 typedef struct kp_choice {

@@ -41,7 +41,7 @@ static struct {
     kp_params forced_prm[KP_COLL_COUNT];
 } st;
 
-static _Thread_local char last_algo[KP_COLL_COUNT][64];
+static _Thread_local char last_algo[KP_COLL_COUNT][128]; /* a plan's name */
 
 /* an integer environment variable in 0..max: 1 read, 0 unset, -1 invalid
  * (recorded as the settings' error) */
