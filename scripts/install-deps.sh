@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what kport needs to build, test, benchmark and package, if it is
 # missing: a C compiler, make, cmake (with cpack), Open MPI and MPICH (with
-# their development files), python3 (for the benchmark report), pkg-config,
+# their development files), python3 (for the benchmark report) and
+# python3-matplotlib (kport-plot's figures), pkg-config,
 # and for the Debian packages dpkg-dev (dpkg-shlibdeps) and file (cpack
 # uses both to compute the packages' library dependencies). Idempotent: does
 # nothing when everything is there. Debian / Ubuntu (apt-get); run as root or
@@ -18,6 +19,11 @@ have mpirun.openmpi || need+=(openmpi-bin)
 have mpicc.mpich || need+=(mpich libmpich-dev)
 have mpiexec.mpich || need+=(mpich)
 have python3 || need+=(python3)
+# kport-plot (make bench's figures, the plot_* tests): matplotlib for the
+# python3 on the PATH or for Debian's /usr/bin/python3 (kport-plot runs
+# itself under the latter when the former lacks it)
+py_has() { for py in python3 /usr/bin/python3; do "$py" -c "import $1" >/dev/null 2>&1 && return 0; done; return 1; }
+py_has matplotlib || need+=(python3-matplotlib)
 have pkg-config || need+=(pkgconf)
 have dpkg-shlibdeps || need+=(dpkg-dev)
 have file || need+=(file)
