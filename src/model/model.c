@@ -19,7 +19,8 @@
  *    (the CPU is busy o_s + O*s; consecutive messages of a rank leave at
  *    least g and (s-1)*G apart; `nic` carries over between rounds). The
  *    message is ready at r_i = t_i + o_s + O*s.
- *    Eager (s <= the channel's first piece's max_bytes, or one piece only):
+ *    Eager (s <= the channel's eager_max; files without it: the first
+ *    piece's max_bytes, or one piece only):
  *    it departs at r_i and arrives at a_i = r_i + L + (s-1)*G; the send
  *    completes at r_i (MPI buffers it).
  *    Rendezvous (above the eager limit): the data moves only once the
@@ -48,6 +49,12 @@
  *  - A wait for post n of rank q completes at max(cpu after the local work,
  *    post time + shm.flag.fixed); it costs no CPU and does not hold up the
  *    round's receives (the executor progresses them while it spins).
+ *
+ *  - L may be negative (overheads that overlap the transfer, down to
+ *    -(o_s + o_r)): the formulas above stay as they are.
+ *  - kport's own cost per call: every rank's clock starts at call.fixed;
+ *    the collective's time is the max over ranks plus call.skew when P > 1
+ *    (the ranks leave a benchmark's barrier that far apart).
  *
  * Hockney, on the same walk: a message of s bytes arrives alpha + beta*s
  * after the start of its sender's round (hockney.intra / inter), every

@@ -44,8 +44,13 @@
  * byte; L = a + G - o_s - o_r, so that one message, o_s + O*s + L +
  * (s-1)*G + o_r, is RTT(s)/2 of the fit. Where o_s + o_r exceed a + G (in
  * shared memory the receiver copies while the sender's overhead runs, so
- * the two overlap), they are scaled down to it and L is 0; the table says
- * so. hockney: one line through RTT(s)/2 over all sizes (alpha, beta).
+ * the two overlap), L is negative and the overheads keep their measured
+ * values: an exchange pays both (the table says so). eager_max: the first
+ * piece boundary that is a jump (the next piece's fit at its first size
+ * >= 1.25x the previous piece's line there), -1 without one.
+ * hockney: one line through RTT(s)/2 over all sizes (alpha, beta).
+ * call.fixed, call.skew: kport's own cost per call and the entry skew of a
+ * barrier-timed call (measure_call below; docs/PARAMETERS.md).
  *
  * Which ranks: p2p.intra between rank 0 and the lowest rank on its host
  * (MPI_COMM_TYPE_SHARED), p2p.inter between rank 0 and the lowest rank on
@@ -453,6 +458,19 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         for (int i = lo; i < hi; i++)
             pt[i].piece = p;
     }
+    /* the eager limit: the first change that is a jump (the next piece's
+     * fit at its first size at least 25% above the previous piece's line
+     * there: a rendezvous' handshake), not just a change of slope; no
+     * jump: every message eager */
+    ch->eager_max = -1;
+    for (int p = 1; p < pcs->npieces; p++) {
+        double xs = x[pcs->start[p]];
+        double before = pcs->piece[p - 1].a + pcs->piece[p - 1].b * xs, after = pcs->piece[p].a + pcs->piece[p].b * xs;
+        if (before > 0 && after > 1.25 * before) {
+            ch->eager_max = (int64_t)o->sizes[pcs->start[p] - 1];
+            break;
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------- */
@@ -755,6 +773,10 @@ static void print_channel(const lg_opts *o, const char *name, const lg_point *pt
     for (int p = 1; p < pcs->npieces; p++)
         printf("#   a protocol change between %zu and %zu bytes\n", o->sizes[pcs->start[p] - 1],
                o->sizes[pcs->start[p]]);
+    if (ch->eager_max >= 0)
+        printf("#   eager limit: %lld bytes (the first jump; larger messages rendezvous)\n", (long long)ch->eager_max);
+    else
+        printf("#   eager limit: none found (no jump between pieces: every message eager)\n");
     printf("%-9s%11s%10s%10s%10s%10s%12s%12s\n", "# piece", "max_bytes", "L(ns)", "o_s(ns)", "o_r(ns)", "g(ns)",
            "G(ns/B)", "O(ns/B)");
     for (int p = 0; p < ch->npieces; p++) {
