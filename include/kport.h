@@ -69,7 +69,13 @@ int kp_alltoall(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 
 /* Force an algorithm for a collective, e.g. "bruck:k=3",
  * "concurrent_exchange:C=2", "nway_dissemination:n=3", or "auto" (or NULL)
- * to restore automatic selection. Overrides KPORT_<COLL> (KPORT_ALLGATHER,
+ * to restore automatic selection. Every algorithm also takes the transport
+ * of its messages: transport=p2p (MPI point-to-point, the default) or
+ * transport=rma (MPI_Put into staging windows of the receiver plus a
+ * notification; the schedule is the same), and with rma rails=1..8 (windows
+ * a message is striped over) and stripe_kb=1.. (messages above this many
+ * KiB are striped; default 64): "bruck:k=2,transport=rma,rails=2". Shared-
+ * memory steps stay shared memory. Overrides KPORT_<COLL> (KPORT_ALLGATHER,
  * KPORT_BARRIER, KPORT_GATHER, KPORT_ALLTOALL). Returns KP_ERR_PARAM for an unknown
  * name or parameter. Process-wide; must be the same on every rank. */
 int kp_set_algorithm(enum kp_coll coll, const char *spec);
