@@ -3,6 +3,12 @@
 # MPICH build, and print one combined table with ratios to the better native;
 # then the same collectives back to back (kport-bench --b2b) for native,
 # kport's default and the memcpy reference, and the two pictures side by side.
+# First, per build, kport-bench loggp measures the machine (P = 2) and writes
+# $BENCH_OUT/params-<mpi>.json; every isolated collective run then predicts
+# each kport cell from it (--predict), and the 1:n n:1 fan-out runs beside
+# its LogP prediction (--params) at P = 2 and, with Open MPI, at P = 2..8
+# (oversubscribed above the core count, reported as such). Last, the fan-out
+# table and kport-plot's figures ($BENCH_OUT/*.png, *.pdf).
 #   BENCH_COLLS       collectives to run (default: allgather barrier gather alltoall)
 #   BENCH_ARGS        extra kport-bench options (default: none = 1 B .. 1 MiB)
 #   BENCH_B2B         calls per back-to-back batch (default 8; 0: isolated calls only)
@@ -12,7 +18,11 @@
 #   BENCH_MPIS        builds to run (default: ompi mpich)
 #   BENCH_BUILD_OMPI  Open MPI build directory (default build/ompi)
 #   BENCH_BUILD_MPICH MPICH build directory (default build/mpich)
-#   BENCH_OUT         directory for the JSON lines (default build/bench)
+#   BENCH_OUT         directory for the JSON lines, parameter files and figures (default build/bench)
+#   BENCH_LOGGP_ARGS  extra kport-bench loggp options (default: none = 1 B .. 1 MiB)
+#   BENCH_FANOUT_NP   ranks of the Open MPI fan-out run beyond P = 2 (default 8; 2: none)
+#   BENCH_FANOUT_ARGS kport-bench fanout options (default: -m 8,1K,64K)
+#   BENCH_PLOT        0: no figures (default 1; kport-plot needs python3-matplotlib)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${BENCH_NP:-2}
@@ -25,7 +35,21 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ompi_run=(mpirun.openmpi -np "$np" --oversubscribe --bind-to none)
 mpich_run=(mpiexec.mpich -n "$np")
-files=()
+files=() plots=()
+# Measure the machine first: LogGP and shared-memory costs per build, P = 2
+params() { echo "$out/params-$1.json"; }
+for mpi in $mpis; do
+    if [ "$mpi" = ompi ]; then
+        run=(mpirun.openmpi -np 2 --oversubscribe --bind-to none) bin=${BENCH_BUILD_OMPI:-build/ompi}/kport-bench
+    else
+        run=(mpiexec.mpich -n 2) bin=${BENCH_BUILD_MPICH:-build/mpich}/kport-bench
+    fi
+    f="$out/loggp-$mpi-p2.jsonl"
+    echo "== loggp, $mpi, P=2: ${run[*]} $bin loggp -o $(params "$mpi") --format json ${BENCH_LOGGP_ARGS:-}" >&2
+    # shellcheck disable=SC2086
+    "${run[@]}" "$bin" loggp -o "$(params "$mpi")" --format json ${BENCH_LOGGP_ARGS:-} > "$f"
+    plots+=("$f")
+done
 for coll in $colls; do
     for mpi in $mpis; do
         if [ "$mpi" = ompi ]; then
@@ -34,9 +58,10 @@ for coll in $colls; do
             run=("${mpich_run[@]}") bin=${BENCH_BUILD_MPICH:-build/mpich}/kport-bench
         fi
         f="$out/$coll-$mpi-p$np.jsonl"
-        echo "== $coll, $mpi, P=$np: ${run[*]} $bin $coll --format json ${BENCH_ARGS:-}" >&2
+        pr=(--predict "$(params "$mpi")")
+        echo "== $coll, $mpi, P=$np: ${run[*]} $bin $coll ${pr[*]} --format json ${BENCH_ARGS:-}" >&2
         # shellcheck disable=SC2086
-        "${run[@]}" "$bin" "$coll" --format json ${BENCH_ARGS:-} > "$f"
+        "${run[@]}" "$bin" "$coll" "${pr[@]}" --format json ${BENCH_ARGS:-} > "$f"
         files+=("$f")
         if [ "$b2b" != 0 ]; then
             f="$out/$coll-$mpi-p$np-b2b$b2b.jsonl"
@@ -51,7 +76,45 @@ for coll in $colls; do
         fi
     done
 done
+# The 1:n n:1 fan-out beside its LogP prediction: P = 2 per build, and
+# P = 2..BENCH_FANOUT_NP with Open MPI (oversubscribed above the cores)
+fan=()
+fanout_np=${BENCH_FANOUT_NP:-8}
+for mpi in $mpis; do
+    nps=(2)
+    [ "$mpi" = ompi ] && [ "$fanout_np" -gt 2 ] && nps+=("$fanout_np")
+    for fnp in "${nps[@]}"; do
+        if [ "$mpi" = ompi ]; then
+            run=(mpirun.openmpi -np "$fnp" --oversubscribe --bind-to none) bin=${BENCH_BUILD_OMPI:-build/ompi}/kport-bench
+        else
+            run=(mpiexec.mpich -n "$fnp") bin=${BENCH_BUILD_MPICH:-build/mpich}/kport-bench
+        fi
+        f="$out/fanout-$mpi-p$fnp.jsonl"
+        # shellcheck disable=SC2206
+        fargs=(${BENCH_FANOUT_ARGS:--m 8,1K,64K})
+        echo "== fanout, $mpi, P=$([ "$fnp" = 2 ] || echo 2..)$fnp: ${run[*]} $bin fanout ${fargs[*]} --params $(params "$mpi") --format json" >&2
+        "${run[@]}" "$bin" fanout "${fargs[@]}" --params "$(params "$mpi")" --format json > "$f"
+        fan+=("$f")
+    done
+done
 echo
 echo "# kport-bench at P=$np, $(date -u +%Y-%m-%d), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg):"
 echo "# median latency (us) per call, each cell 'median (ratio to the better native MPI of the same size)'"
-python3 scripts/bench_report.py "${files[@]}"
+python3 scripts/bench_report.py "${files[@]}" "${fan[@]}"
+if [ -f scripts/predict_report.py ] && [[ " $colls " == *" allgather "* ]]; then
+    # the cost model against this run's all-gather medians, 8 B .. 64 KiB
+    # (parameters measured above, in the same run)
+    echo
+    echo "# predicted (cost model, $out/params-*.json) against measured: allgather, 8 B .. 64 KiB"
+    python3 scripts/predict_report.py --coll allgather --min 8 --max 65536 "${files[@]}" ||
+        echo "bench: scripts/predict_report.py failed" >&2
+fi
+if [ "${BENCH_PLOT:-1}" != 0 ]; then
+    echo
+    rm -f "$out"/*.png "$out"/*.pdf # figures of an earlier run
+    if tools/kport-plot -q -o "$out" "${plots[@]}" "${files[@]}" "${fan[@]}"; then
+        echo "# figures: $out/*.png and *.pdf (kport-plot; $(ls "$out"/*.png | wc -l) PNG files)"
+    else
+        echo "bench: kport-plot failed (python3-matplotlib missing?); the tables above are complete" >&2
+    fi
+fi

@@ -25,6 +25,9 @@ measured alone and subtracted). Where one run has both an isolated and a
 back-to-back table of the same collective and P, a final section puts
 kport's default and the better native of the two pictures side by side.
 
+Records of kport-bench fanout get a table of their own: RTT(P)/P beside
+the LogP prediction per build, run, P and size, oversubscribed rows marked.
+
 Records whose status is not "ok" (n/a, error, invalid) are shown as such
 and never used for ratios. If several records share (build, algorithm,
 P, size), e.g. repeated runs, the median of their medians is used.
@@ -68,8 +71,9 @@ def mpi_version(mpi):
     return m.group(0) if m else ""
 
 
-def load(paths):
-    """Records from JSON-lines files (blank and '#' lines skipped)."""
+def load(paths, fanout=None):
+    """Records from JSON-lines files (blank and '#' lines skipped); records
+    of kport-bench fanout go to the list `fanout` when one is given."""
     records = []
     for path in paths:
         try:
@@ -85,6 +89,11 @@ def load(paths):
                     r = json.loads(line)
                 except ValueError as e:
                     print("bench_report: %s:%d: not JSON (%s), skipped" % (path, lineno, e), file=sys.stderr)
+                    continue
+                if fanout is not None and isinstance(r, dict) and r.get("coll") == "fanout" and \
+                        all(k in r for k in ("mpi", "P", "size", "rtt_per_p_us")):
+                    r["_file"] = path
+                    fanout.append(r)
                     continue
                 if not isinstance(r, dict) or not all(k in r for k in ("algorithm", "mpi", "P", "size")):
                     print("bench_report: %s:%d: not a kport-bench record, skipped" % (path, lineno),
@@ -402,6 +411,49 @@ def compare_modes(tables, markdown):
     return out
 
 
+def fanout_report(recs, markdown):
+    """kport-bench fanout: RTT(P)/P beside its LogP prediction, per build,
+    run, P and size; rows of oversubscribed P (more ranks than cores) and of
+    runs that were oversubscribed at all (MPI then yields) are marked."""
+    if not recs:
+        return ""
+    render = render_markdown if markdown else render_text
+    out = []
+    title = "fanout (1:n n:1): RTT(P)/P measured beside the LogP prediction (us)"
+    legend = ("P-1 messages from the root and P-1 replies; predicted = (4o + 2L + (P-1) max{g, o}) / P "
+              "from the run's parameter file; ratio = predicted / measured")
+    if markdown:
+        out += ["### " + title, "", legend[0].upper() + legend[1:] + ".", ""]
+    else:
+        out += ["# " + title, "# " + legend]
+    headers = ["MPI", "run", "P", "Size", "RTT min", "RTT median", "RTT/P", "predicted RTT/P", "ratio", "note"]
+    rows = []
+    runs = OrderedDict()
+    for r in recs:
+        runs.setdefault((r["mpi"], r.get("_file", "")), []).append(r)
+    for (mpi, _), rs in runs.items():
+        run_p = max(int(r["P"]) for r in rs)
+        run = "P=2..%d" % run_p if run_p > 2 else "P=2"
+        for r in sorted(rs, key=lambda r: (r["size"], r["P"])):
+            pred = r.get("predicted_per_p_us")
+            meas = r["rtt_per_p_us"]
+            note = "oversubscribed" if r.get("oversubscribed") else \
+                ("run oversubscribed" if r.get("run_oversubscribed") else "")
+            if r.get("status", "ok") != "ok":
+                note = str(r.get("status"))
+            rows.append([mpi, run, str(r["P"]), str(r["size"]),
+                         fmt_us(r["rtt_min_us"]) if isinstance(r.get("rtt_min_us"), (int, float)) else "-",
+                         fmt_us(r["rtt_median_us"]) if isinstance(r.get("rtt_median_us"), (int, float)) else "-",
+                         fmt_us(meas) if isinstance(meas, (int, float)) else "-",
+                         fmt_us(pred) if isinstance(pred, (int, float)) else "-",
+                         "%.2f" % (pred / meas) if isinstance(pred, (int, float)) and
+                         isinstance(meas, (int, float)) and meas > 0 else "-",
+                         note])
+    out.extend(render(headers, rows, left=(0, 1, 9)))
+    out.append("")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Combine kport-bench --format json outputs (one or more MPI builds) into one table.")
@@ -409,10 +461,14 @@ def main(argv=None):
     ap.add_argument("--markdown", action="store_true", help="print markdown tables (docs/PERFORMANCE.md)")
     args = ap.parse_args(argv)
 
-    records = load(args.files)
-    if not records:
+    fanout = []
+    records = load(args.files, fanout)
+    if not records and not fanout:
         sys.exit("bench_report: no kport-bench records in %s" % ", ".join(args.files))
-    sys.stdout.write(report(build_tables(records), args.markdown))
+    if records:
+        sys.stdout.write(report(build_tables(records), args.markdown))
+    if fanout:
+        sys.stdout.write(("\n" if records else "") + fanout_report(fanout, args.markdown))
     return 0
 
 
