@@ -191,7 +191,11 @@ void kp_release_caches(void);
  * kp_win_barrier and kp_win_progress, or by a helper thread started with
  * kp_win_progress_thread(win, 1) (needs MPI_THREAD_MULTIPLE). A rank that
  * computes for long without calling kport delays origins that wait for its
- * slots (fence, barrier, a full pool) but never corrupts or deadlocks them.
+ * slots (fence, barrier, a full pool, a get) but never corrupts them. So,
+ * as with ARMCI: do not enter a blocking MPI call that waits for other
+ * ranks (MPI_Barrier, MPI_Allreduce, ...) while they may still be waiting
+ * for this rank's agent; synchronise with kp_win_barrier first (or run the
+ * helper thread).
  *
  * Accumulate: target += scale * source, element-wise, for int, long, float
  * and double. Every method applies it with MPI_Accumulate (MPI_SUM), the

@@ -3,6 +3,7 @@
 # missing: a C compiler, make, cmake (with cpack), Open MPI and MPICH (with
 # their development files), python3 (for the benchmark report) and
 # python3-matplotlib (kport-plot's figures), pkg-config,
+# ARMCI-MPI (libarmci-mpi-dev, kport-bench strided's comparison),
 # and for the Debian packages dpkg-dev (dpkg-shlibdeps) and file (cpack
 # uses both to compute the packages' library dependencies). Idempotent: does
 # nothing when everything is there. Debian / Ubuntu (apt-get); run as root or
@@ -27,6 +28,8 @@ py_has matplotlib || need+=(python3-matplotlib)
 have pkg-config || need+=(pkgconf)
 have dpkg-shlibdeps || need+=(dpkg-dev)
 have file || need+=(file)
+# ARMCI-MPI, the library kport-bench strided and examples/srumma compare with
+[ -e /usr/include/armci.h ] || need+=(libarmci-mpi-dev)
 
 if [ ${#need[@]} -eq 0 ]; then
     exit 0

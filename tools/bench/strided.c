@@ -40,7 +40,7 @@
  * pattern, shape, variant): "coll": "strided", "op", "pattern", "shape",
  * "chunk_bytes", "chunks", "bytes", "variant", "ran" (auto: the method it
  * chose), "median_us", "min_us", "bandwidth_MBps", "P", "mpi", "validated",
- * "errors".
+ * "errors", "status" ("ok" or "failed"), "rc" (the first failing KP_* code).
  *
  * --calibrate: at P = 2, measures the cost model's parameters between ranks
  * 0 and 1 (docs/PARAMETERS.md, "rma"): ts, tn (direct puts of 1 x 8 B,
@@ -367,8 +367,8 @@ static int bench_main(const opts *o)
                                (long long)sh->rows, (long long)bytes, var_names[v], ran[v], st[v].median * 1e6,
                                st[v].min * 1e6, (double)bytes / st[v].median / 1e6, P);
                         kb_json_string(stdout, mpi);
-                        printf(", \"validated\": %s, \"errors\": %lld, \"status\": %d}\n", o->check ? "true" : "false",
-                               errs[v], rcs[v]);
+                        printf(", \"validated\": %s, \"errors\": %lld, \"status\": \"%s\", \"rc\": %d}\n",
+                               o->check ? "true" : "false", errs[v], (errs[v] || rcs[v]) ? "failed" : "ok", rcs[v]);
                     }
                 } else {
                     printf("%-7s %9lld %6lld %9lld", sh->kind, (long long)sh->chunk, (long long)sh->rows,
