@@ -84,7 +84,10 @@ int kp_set_algorithm(enum kp_coll coll, const char *spec);
 int kp_set_fallback(enum kp_fallback policy);
 
 /* The name and parameters of the algorithm the last kport call on this
- * thread ran for `coll`, e.g. "bruck:k=2" (empty before the first call). */
+ * thread ran for `coll`, e.g. "bruck:k=2" (empty before the first call).
+ * A parameter larger than the communicator allows runs clamped and says so:
+ * "bruck:k=1 (k=8 clamped: P=2)"; one-sided runs name their transport:
+ * "ring:transport=rma,rails=2,stripe_kb=64". */
 const char *kp_last_algorithm(enum kp_coll coll);
 
 /* The node layout kport uses for comm (real nodes, split further by the
