@@ -261,7 +261,9 @@ def render_markdown(headers, rows, left=(0,)):
     return out
 
 
-def report(tables, markdown):
+def report(tables, markdown, compare_only=False):
+    if compare_only:
+        return "\n".join(compare_modes(tables, markdown)).rstrip("\n") + "\n"
     out = []
     render = render_markdown if markdown else render_text
     for (coll, P, root, b2b), t in tables.items():
@@ -380,7 +382,7 @@ def compare_modes(tables, markdown):
         title = "%s%s, P = %d: isolated calls beside %s" % (
             coll, " (root %d)" % root if root is not None else "", P, mode_title(b2b))
         legend = ("median us per call; auto cells: (ratio to the better native of the same picture); "
-                  "last columns: how the ratio moves from isolated to back-to-back")
+                  "last columns: the back-to-back ratio over the isolated one (< 1: kport gains back to back)")
         if markdown:
             out += ["### " + title, "", legend[0].upper() + legend[1:] + ".", ""]
         else:
@@ -391,7 +393,7 @@ def compare_modes(tables, markdown):
         headers = ["Size", "native iso", "native b2b"]
         for c in autos:
             headers += ["%s iso" % c, "%s b2b" % c]
-        headers += ["%s b2b/iso ratio" % c for c in autos]
+        headers += ["%s ratio b2b/iso" % c for c in autos]
         rows = []
         for s in sorted(ti.sizes & tb.sizes):
             bi, bb = ti.best_native(s, ni), tb.best_native(s, nb)
@@ -459,6 +461,8 @@ def main(argv=None):
         description="Combine kport-bench --format json outputs (one or more MPI builds) into one table.")
     ap.add_argument("files", nargs="+", metavar="FILE", help="JSON-lines file from kport-bench ('-': stdin)")
     ap.add_argument("--markdown", action="store_true", help="print markdown tables (docs/PERFORMANCE.md)")
+    ap.add_argument("--compare-only", action="store_true",
+                    help="only the isolated-beside-back-to-back tables (needs both kinds of records)")
     args = ap.parse_args(argv)
 
     fanout = []
@@ -466,7 +470,7 @@ def main(argv=None):
     if not records and not fanout:
         sys.exit("bench_report: no kport-bench records in %s" % ", ".join(args.files))
     if records:
-        sys.stdout.write(report(build_tables(records), args.markdown))
+        sys.stdout.write(report(build_tables(records), args.markdown, args.compare_only))
     if fanout:
         sys.stdout.write(("\n" if records else "") + fanout_report(fanout, args.markdown))
     return 0
