@@ -170,7 +170,7 @@ void kp_release_caches(void);
  * kp_wait or kp_test complete, in any order; a completed request is set to
  * KP_REQUEST_NULL. Until then the origin buffer must not be touched.
  *
- * Methods (each documented at the head of its file, src/rma/*.c):
+ * Methods (each documented at the head of its file, the files of src/rma):
  *   direct    one MPI_Put / MPI_Get / MPI_Accumulate per contiguous chunk,
  *             all completed together by one flush;
  *   datatype  one MPI operation with a derived datatype describing the
