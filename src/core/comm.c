@@ -134,6 +134,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->calls = src->calls; /* the cold policy counts calls per group */
     dst->mach = src->mach;
     dst->calibrated = src->calibrated;
+    dst->memo = src->memo;
     dst->comm = src->comm;
     dst->node = src->node;
     dst->shm = src->shm;
@@ -157,6 +158,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     src->calls = 0;
     src->mach = NULL;
     src->calibrated = 0;
+    src->memo = NULL;
 }
 
 static void release_resources(kp_comm *r)
@@ -167,9 +169,11 @@ static void release_resources(kp_comm *r)
         r->plans = n;
     }
     r->nplans = 0;
+    kp_rma_release(r); /* collective, before the duplicate it lives on */
     free(r->mach);
     r->mach = NULL;
-    kp_rma_release(r); /* collective, before the duplicate it lives on */
+    free(r->memo);
+    r->memo = NULL;
     kp_topo_release(r);
     int fin = 0;
     MPI_Finalized(&fin);
@@ -443,7 +447,50 @@ int kp_comm_ready(kp_comm *c, const kp_algo *a)
     return KP_SUCCESS;
 }
 
+/* The automatic choices made on a communicator's group, most recent first:
+ * the calibrated choice prices candidates with the cost model (it builds
+ * every rank's schedule), too slow to repeat for every new communicator
+ * that takes pooled plans (tens of microseconds against a call's one). A
+ * choice depends only on the call's shape, the layout and the agreed
+ * costs, all of which travel with the memo. */
+#define KP_MEMO 16
+typedef struct kp_choice_memo {
+    int n, next;
+    struct {
+        int coll, root, inplace;
+        int64_t bytes;
+        kp_choice ch;
+    } e[KP_MEMO];
+} kp_choice_memo;
+
+static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
+
 int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
+{
+    kp_choice_memo *m = c->memo;
+    for (int i = 0; m && i < m->n; i++)
+        if (m->e[i].coll == coll && m->e[i].bytes == bytes && m->e[i].root == root && m->e[i].inplace == inplace) {
+            *ch = m->e[i].ch;
+            return KP_SUCCESS;
+        }
+    int rc = choose_auto(c, coll, bytes, root, inplace, ch);
+    if (rc || !c->node_ready) /* decided without the node tier: may change once it is up */
+        return rc;
+    if (!m && !(m = c->memo = calloc(1, sizeof(*m))))
+        return KP_SUCCESS; /* no memo: decide again next time */
+    const int i = m->next;
+    m->e[i].coll = coll;
+    m->e[i].bytes = bytes;
+    m->e[i].root = root;
+    m->e[i].inplace = inplace;
+    m->e[i].ch = *ch;
+    m->next = (i + 1) % KP_MEMO;
+    if (m->n < KP_MEMO)
+        m->n++;
+    return KP_SUCCESS;
+}
+
+static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
 {
     kp_select_auto(coll, &c->layout, c->size, bytes, ch);
     if (!is_node_algo(ch->algo))

@@ -98,6 +98,7 @@ typedef struct kp_comm {
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
     int node_ready;     /* node tier up: node communicator, segment, layout.cma */
+    struct kp_choice_memo *memo; /* the automatic choices made so far (comm.c), pooled with the plans */
     struct kp_machine *mach; /* the agreed calibrated costs (select/calibrate.c), with the node tier */
     int calibrated;     /* mach holds this node's measurements (not the defaults) */
     long calls;         /* kport calls made on it and on the freed communicators of
