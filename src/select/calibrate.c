@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,8 +111,10 @@ static void post(char *area, int me, uint64_t v)
 
 static void await(char *area, int peer, uint64_t v)
 {
+    unsigned spins = 0;
     while (atomic_load_explicit(cal_flag(area, peer), memory_order_acquire) < v)
-        ;
+        if (++spins > 4096) /* the peer lost its core (a loaded machine): let it run */
+            sched_yield();
 }
 
 /* the two measuring ranks (me = 0 or 1) meet: both have posted `v` */
