@@ -25,6 +25,10 @@ measured alone and subtracted). Where one run has both an isolated and a
 back-to-back table of the same collective and P, a final section puts
 kport's default and the better native of the two pictures side by side.
 
+--predicted [--min B] [--max B]: only measured beside predicted (records
+of kport-bench --predict), one table per MPI build, a column per kport
+algorithm, with each algorithm's median error and worst cell.
+
 Records of kport-bench fanout get a table of their own: RTT(P)/P beside
 the LogP prediction per build, run, P and size, oversubscribed rows marked.
 
@@ -413,6 +417,62 @@ def compare_modes(tables, markdown):
     return out
 
 
+def predicted_report(records, markdown, lo=0, hi=None):
+    """Measured beside predicted (kport-bench --predict): per (MPI,
+    collective, P, root) one table, rows the sizes in [lo, hi], a column per
+    kport algorithm (clamp notes dropped; auto left out: it is one of the
+    others at every size), cells "measured / predicted (predicted/measured)"
+    in us; then per algorithm the median error |ratio - 1| and the worst
+    cell (largest max(ratio, 1/ratio))."""
+    render = render_markdown if markdown else render_text
+    groups = OrderedDict()
+    for r in records:
+        p = r.get("predicted_us")
+        if status_of(r) != "ok" or b2b_of(r) or r.get("requested") == "auto" or \
+                not isinstance(p, (int, float)) or not isinstance(r.get("median_us"), (int, float)):
+            continue
+        size = int(r["size"])
+        if size < lo or (hi is not None and size > hi):
+            continue
+        g = groups.setdefault((r["mpi"], r.get("coll", "?"), int(r["P"]), root_of(r)), OrderedDict())
+        cell = g.setdefault(r["algorithm"].split(" (")[0], {}).setdefault(size, ([], []))
+        cell[0].append(float(r["median_us"]))
+        cell[1].append(float(p))
+    out = []
+    for (mpi, coll, P, root), g in groups.items():
+        title = "%s%s, P = %d, %s: measured / predicted median (us) and predicted/measured" % (
+            coll, " (root %d)" % root if root is not None else "", P, mpi)
+        out += (["### " + title, ""] if markdown else ["# " + title])
+        algs = list(g)
+        sizes = sorted({s for a in algs for s in g[a]})
+        med = {(a, s): (statistics.median(v[0]), statistics.median(v[1])) for a in algs for s, v in g[a].items()}
+        rows = []
+        for s in sizes:
+            row = [str(s)]
+            for a in algs:
+                if (a, s) in med and med[(a, s)][0] > 0:
+                    m, p = med[(a, s)]
+                    row.append("%s / %s (%.2f)" % (fmt_us(m), fmt_us(p), p / m))
+                else:
+                    row.append("-")
+            rows.append(row)
+        errs, worst = ["median error"], ["worst"]
+        for a in algs:
+            cells = [(s, med[(a, s)][1] / med[(a, s)][0]) for s in sizes if (a, s) in med and med[(a, s)][0] > 0]
+            if cells:
+                errs.append("%.0f%%" % (100 * statistics.median(abs(r - 1) for _, r in cells)))
+                s, r = max(cells, key=lambda c: max(c[1], 1 / c[1]) if c[1] > 0 else float("inf"))
+                worst.append("%.2f at %d" % (r, s))
+            else:
+                errs.append("-")
+                worst.append("-")
+        out.extend(render(["Size"] + algs, rows + [errs, worst]))
+        out.append("")
+    if not out:
+        return "bench_report: no records with predicted_us (kport-bench --predict)\n"
+    return "\n".join(out)
+
+
 def fanout_report(recs, markdown):
     """kport-bench fanout: RTT(P)/P beside its LogP prediction, per build,
     run, P and size; rows of oversubscribed P (more ranks than cores) and of
@@ -463,12 +523,19 @@ def main(argv=None):
     ap.add_argument("--markdown", action="store_true", help="print markdown tables (docs/PERFORMANCE.md)")
     ap.add_argument("--compare-only", action="store_true",
                     help="only the isolated-beside-back-to-back tables (needs both kinds of records)")
+    ap.add_argument("--predicted", action="store_true",
+                    help="only measured beside predicted (records of kport-bench --predict), per algorithm and size")
+    ap.add_argument("--min", type=int, default=0, help="--predicted: smallest size (bytes)")
+    ap.add_argument("--max", type=int, default=None, help="--predicted: largest size (bytes)")
     args = ap.parse_args(argv)
 
     fanout = []
     records = load(args.files, fanout)
     if not records and not fanout:
         sys.exit("bench_report: no kport-bench records in %s" % ", ".join(args.files))
+    if args.predicted:
+        sys.stdout.write(predicted_report(records, args.markdown, args.min, args.max))
+        return 0
     if records:
         sys.stdout.write(report(build_tables(records), args.markdown, args.compare_only))
     if fanout:
