@@ -170,6 +170,15 @@ static void test_zeros(void)
     CHECK(kb_fit_line_floor(xs, ys, 21, -1, &l) == -1, "negative floor accepted");
     double v[10] = {5, 1, 1, 1, 1, 1, 1, 1, 1, 100};
     CHECK(within(kb_trimmed_mean(v, 10, 0.1), 1.5, 1e-12), "trimmed mean %g", kb_trimmed_mean(v, 10, 0.1));
+    /* descheduled samples: above 5x the median (4) dropped, order kept */
+    double d[7] = {3, 25, 2, 1171, 4, 15, 3};
+    int k = kb_drop_outliers(d, 7, 5.0, 0.0);
+    CHECK(k == 5 && d[0] == 3 && d[1] == 2 && d[2] == 4 && d[3] == 15 && d[4] == 3, "outliers: kept %d", k);
+    /* the floor: 2 ns medians of a coarse clock keep samples up to 5 * 20 */
+    double f[5] = {2, 2, 90, 2, 120};
+    k = kb_drop_outliers(f, 5, 5.0, 20.0);
+    CHECK(k == 4 && f[2] == 90 && f[3] == 2, "outliers with floor: kept %d", k);
+    CHECK(kb_drop_outliers(f, 0, 5.0, 0.0) == 0, "outliers of nothing");
 }
 
 static void test_bad_input(void)

@@ -177,6 +177,24 @@ double kb_trimmed_mean(double *v, int n, double trim)
     return sum / m;
 }
 
+int kb_drop_outliers(double *v, int n, double factor, double floor)
+{
+    if (n < 1)
+        return 0;
+    double *tmp = malloc((size_t)n * sizeof(double));
+    if (!tmp)
+        return n; /* keep everything rather than fail a measurement */
+    memcpy(tmp, v, (size_t)n * sizeof(double));
+    double med = kb_median(tmp, n);
+    free(tmp);
+    double limit = factor * (med > floor ? med : floor);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] <= limit)
+            v[k++] = v[i];
+    return k;
+}
+
 /* a size with an optional K/M/G suffix in s[0..len) */
 static int parse_one(const char *s, size_t len, size_t *out)
 {

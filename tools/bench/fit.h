@@ -68,6 +68,12 @@ double kb_median(double *v, int n);
  * of 10-20 ns gives medians of 0 or one step for short operations; the
  * mean of many samples resolves them. */
 double kb_trimmed_mean(double *v, int n, double trim);
+/* Drops the samples of v[0..n) above factor * max(median, floor) - a
+ * process descheduled during a sample (a context switch, a time slice of
+ * another process on a loaded machine) gives times many times the median -
+ * keeping the others in place, in their order. Returns how many are kept
+ * (at least half of them: the median and all below); n < 1: 0. */
+int kb_drop_outliers(double *v, int n, double factor, double floor);
 
 /* Message sizes from an -m value: "MIN:MAX" (MIN, 2*MIN, ... up to MAX, MIN
  * 0 counts as 1 unless zero_ok, when 0 comes first), "MAX" (1:MAX) or a
