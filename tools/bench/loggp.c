@@ -108,8 +108,14 @@
  * "op", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
  * "max_bytes", "L_ns", "o_s_ns", "o_r_ns", "g_ns", "G_ns_per_byte",
  * "O_ns_per_byte", "rms"; or "op", "fixed_ns", "per_byte_ns"), each with
- * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Progress
- * goes to stderr, on a terminal only.
+ * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Last,
+ * how loaded the machine looked (text: "# machine load", and "# LOADED"
+ * when it was; JSON "kind": "load" with "load_average_start",
+ * "load_average_end", "cores", "samples", "dropped", "same_core",
+ * "loaded"): loaded when other processes kept at least half the cores
+ * busy before the run (the 1-minute load average), more than 1% of the
+ * samples were dropped as descheduled, or copies ran with both ranks on
+ * one core. Progress goes to stderr, on a terminal only.
  */
 #define _GNU_SOURCE
 #include "fit.h"
@@ -154,6 +160,19 @@ static int blocking; /* --blocking */
  * looked, reported with the results. */
 #define OUTLIER 5.0
 static long long n_samples, n_dropped, n_same_cpu;
+
+/* the 1-minute load average (/proc/loadavg), -1 if unknown */
+static double load_average(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
 
 /* the median of v[0..n) after dropping descheduled samples */
 static double robust_median(double *v, int n)
@@ -844,6 +863,36 @@ static void json_tail(const char *mpi, int P, const lg_opts *o, long long bad)
     printf("}\n");
 }
 
+/* How loaded the machine looked (rank 0 prints; collective over
+ * MPI_COMM_WORLD): the load average before and after, on how many cores,
+ * and the samples dropped as descheduled or with both ranks on one core.
+ * Loaded: other processes kept at least half the cores busy before the
+ * run (our P ranks want cores of their own), or more than 1% of the
+ * samples were dropped, or any ran with both ranks on one core. */
+static void report_load(double load0, const lg_opts *o, const char *mpi, int P)
+{
+    long long mine[2] = {n_samples, n_dropped}, all[2];
+    MPI_Reduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (kb_rank != 0)
+        return;
+    double load1 = load_average();
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int loaded = (load0 >= 0 && cores > 0 && load0 >= 0.5 * (double)cores) || all[1] * 100 > all[0] ||
+                 n_same_cpu > 0;
+    if (o->json) {
+        printf("{\"coll\":\"loggp\",\"kind\":\"load\",\"load_average_start\":%.2f,\"load_average_end\":%.2f,"
+               "\"cores\":%ld,\"samples\":%lld,\"dropped\":%lld,\"same_core\":%lld,\"loaded\":%s",
+               load0, load1, cores, all[0], all[1], n_same_cpu, loaded ? "true" : "false");
+        json_tail(mpi, P, o, 0);
+        return;
+    }
+    printf("# machine load: 1-minute load average %.2f before, %.2f after, %ld cores; %lld of %lld samples\n"
+           "#   dropped (> %.0fx the median: descheduled), %lld copy samples with both ranks on one core\n",
+           load0, load1, cores, all[1], all[0], OUTLIER, n_same_cpu);
+    if (loaded)
+        printf("# LOADED: other work shared the cores; the parameters may be high (rerun when quiet)\n");
+}
+
 static void print_channel(const lg_opts *o, const char *name, const lg_point *pt, const kp_channel *ch,
                           const kb_pieces *pcs, const double *scale, const char *mpi, int P, long long bad)
 {
@@ -981,6 +1030,7 @@ static int loggp_main(int argc, char **argv)
     int hosts, rmin, rmax;
     kb_node_layout(MPI_COMM_WORLD, &hosts, &rmin, &rmax);
 
+    const double load0 = load_average();
     kp_machine m;
     kp_params_init(&m);
     m.cores = cores;
@@ -1087,6 +1137,7 @@ static int loggp_main(int argc, char **argv)
                    cores);
     }
 
+    report_load(load0, &o, mpi, P);
     if (o.out && kb_rank == 0) {
         char err[KB_ERR_LEN];
         char hostname[MPI_MAX_PROCESSOR_NAME];
