@@ -8,8 +8,18 @@
  * event per rail telling it the data is there, several writes in flight,
  * messages above a threshold striped over the rails.
  *
- * Windows. Per communicator and rails count r, r windows from
- * MPI_Win_allocate on kport's private duplicate, created when the first
+ * Windows. Per communicator and rails count r, r windows on kport's
+ * private duplicate: MPI_Win_allocate_shared when every rank is on one
+ * machine (MPI_Comm_split_type; info alloc_shared_noncontig), else
+ * MPI_Win_allocate (KPORT_RMA_SHARED=0: always MPI_Win_allocate). Why:
+ * Open MPI 4.1 serves MPI_Win_allocate on one node with osc/rdma, which
+ * names its shared-memory backing file after the communicator's id alone
+ * (osc_rdma.HOST.JOBID.CID), and ids are agreed only among a
+ * communicator's members: disjoint communicators (the halves of a split,
+ * emulated nodes) have the same id and, creating windows at once, unlink
+ * or reuse each other's file (open(2)/unlink(2) ENOENT, abort; 6 of 8 runs
+ * of test_rma at P=4 with KPORT_NODE_SIZE=2). Shared windows go to
+ * osc/sm, whose file names carry the creator's rank: 0 of 20. Created when the first
  * plan with transport=rma and r rails is built (collective: every rank
  * builds the same plan in the same call), locked with MPI_Win_lock_all for
  * their whole life (passive target), moved with the communicator's other
@@ -79,6 +89,7 @@ typedef struct rma_msg {
 
 typedef struct rma_link { /* the windows of one rails count */
     int rails, nslots;
+    int shared;    /* windows from MPI_Win_allocate_shared (every rank on this machine) */
     int64_t sb;    /* slot bytes in one rail's window */
     MPI_Aint ctrl; /* control bytes at the start of every window */
     MPI_Win win[KP_RAILS_MAX];
@@ -199,14 +210,42 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     L->recvd = L->sent + 2 * P;
     L->arrived = L->sent + 3 * P;
     const MPI_Aint bytes = L->ctrl + (MPI_Aint)P * nslots * (MPI_Aint)sb;
+    /* the window flavour: shared when every rank is on this machine (see
+     * the header); the same answer everywhere, as MPI_Comm_split_type is */
+    int shared = 0;
+    const int want_shared = env_int("KPORT_RMA_SHARED", 1, 0, 1);
+    if (want_shared < 0) {
+        link_free(L);
+        return kp_error(KP_ERR_PARAM, "KPORT_RMA_SHARED must be 0 or 1");
+    }
+    {   /* collective whatever this rank's KPORT_RMA_SHARED says */
+        MPI_Comm node;
+        int nsize = 0;
+        if (MPI_Comm_split_type(R->comm, MPI_COMM_TYPE_SHARED, R->me, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+            link_free(L);
+            return kp_error(KP_ERR_MPI, "transport=rma: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+        }
+        MPI_Comm_size(node, &nsize);
+        MPI_Comm_free(&node);
+        const int one = want_shared && nsize == P;
+        if (MPI_Allreduce(&one, &shared, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS) {
+            link_free(L);
+            return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of the window flavour failed");
+        }
+    }
+    L->shared = shared;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
+    if (shared)
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
     for (int j = 0; j < rails && !rc; j++) {
-        if (MPI_Win_allocate(bytes, 1, info, R->comm, &L->base[j], &L->win[j]) != MPI_SUCCESS) {
+        const int mrc = shared ? MPI_Win_allocate_shared(bytes, 1, info, R->comm, &L->base[j], &L->win[j])
+                               : MPI_Win_allocate(bytes, 1, info, R->comm, &L->base[j], &L->win[j]);
+        if (mrc != MPI_SUCCESS) {
             L->win[j] = MPI_WIN_NULL;
-            rc = kp_error(KP_ERR_MPI, "transport=rma: MPI_Win_allocate of %lld bytes (rail %d of %d) failed",
-                          (long long)bytes, j, rails);
+            rc = kp_error(KP_ERR_MPI, "transport=rma: %s of %lld bytes (rail %d of %d) failed",
+                          shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes, j, rails);
             break;
         }
         live_windows++;

@@ -7,7 +7,7 @@
  *   mpirun -np P kport-bench allgather|barrier|gather|alltoall
  *                            [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-r ROOT]
  *                            [-a native,bruck:k=3,...] [--b2b N] [--format json]
- *                            [--predict PARAMS.json]
+ *                            [--predict PARAMS.json] [--transports p2p,rma,...]
  *
  * Options and text output follow the OSU Micro-Benchmarks (-m, -i, -x, -f,
  * -c; "# Size  Avg Latency(us) ..."); --format json prints one JSON object
@@ -39,6 +39,21 @@
  * "rewrite_us" ("iterations" counts batches), isolated runs "mode":
  * "isolated". With -c the last call of every batch is checked (its pattern
  * is unique to it, so a stale result from an earlier call shows).
+ *
+ * Algorithm lists (-a): specifications separated by ';' or ','; after a
+ * ',' a NAME=VALUE token without ':' is one more parameter of the
+ * specification before it ("bruck:k=2,transport=rma", "ring,transport=rma"
+ * = "ring:transport=rma"), so old lists keep their meaning; ';' always
+ * starts a new one ("bruck:k=2,transport=rma;ring").
+ *
+ * Transports (--transports LIST, e.g. p2p,rma or "p2p;rma:rails=2,stripe_kb=16"):
+ * every kport algorithm of -a (or of the default list) that names no
+ * transport of its own runs once per transport, the variants side by side
+ * (interleaved as all algorithms are); native, auto and memcpy run once.
+ * Text columns are named ALGORITHM@p2p, ALGORITHM@rma, ALGORITHM@rma/R/S
+ * (R rails, stripes above S KiB); JSON records carry "transport" (null for
+ * native and memcpy) and, over rma, "rails" and "stripe_kb"; "algorithm"
+ * is kp_last_algorithm's name, which names the rma transport.
  *
  * kport algorithms are forced with kp_set_algorithm (no fallback); one
  * that refuses this P or size (KP_ERR_UNSUPPORTED) is reported as
@@ -80,6 +95,7 @@
 #define KB_DEF_MIN 1
 #define KB_DEF_MAX 1048576
 #define KB_MAX_SIZES 80
+#define KB_MAX_TRANSPORTS 8
 
 /* ------------------------------------------------------------------------- */
 /* Options                                                                    */
@@ -91,6 +107,7 @@ typedef struct alg_entry {
     int native;
     int is_auto;
     int is_memcpy;           /* reference: one memcpy of the receive buffer's bytes */
+    int tagged;              /* --transports: the column name carries the transport */
     char na_msg[KB_ERR_LEN]; /* first refusal */
     int na_noted;            /* refusal printed in the header */
 } alg_entry;
@@ -104,6 +121,8 @@ typedef struct options {
     int root, root_set; /* -r (gather) */
     int nalgs, cap;
     alg_entry *algs;
+    char transports[KB_MAX_TRANSPORTS][KB_NAME_LEN]; /* --transports: "" (p2p) or "transport=rma,..." */
+    int ntransports;
     const char *predict; /* --predict FILE */
     kp_machine machine;  /* its parameters (when predict) */
 } options;
@@ -132,8 +151,12 @@ static void usage(FILE *f, const void *arg)
             "  -c            validate every byte of every iteration's result; exit 1 on a mismatch\n"
             "                (barrier: an untimed test that no rank leaves before all entered)\n"
             "  -r ROOT       root rank of gather (default 0)\n"
-            "  -a LIST       algorithms, comma-separated: native, auto, NAME[:k=K,C=C] ...\n"
-            "                (default: native and every registered kport algorithm)\n"
+            "  -a LIST       algorithms, separated by ';' or ',': native, auto, NAME[:k=K,C=C] ...\n"
+            "                (default: native and every registered kport algorithm); after ',' a\n"
+            "                NAME=VALUE without ':' is a parameter of the previous one\n"
+            "                (bruck:k=2,transport=rma;ring,transport=rma)\n"
+            "  --transports L  every kport algorithm once per transport of L (p2p, rma, rma:rails=R,\n"
+            "                stripe_kb=S; separated like -a), side by side; columns NAME@p2p, NAME@rma\n"
             "  --b2b N       back-to-back: time batches of N calls, the send buffer rewritten with\n"
             "                the call's data before each call (its cost measured alone and\n"
             "                subtracted); -i / -x then count calls, ceil(-i / N) batches\n"
@@ -188,41 +211,151 @@ static void add_alg(options *o, const char *spec)
     a->is_memcpy = strcmp(spec, "memcpy") == 0;
 }
 
-/* "-a native,bruck:k=3,C=2,ring": a token holding '=' but no ':' is one
- * more parameter of the previous algorithm. */
-static void parse_alg_list(options *o, const char *list)
+/* "-a native,bruck:k=3,C=2,ring;direct,transport=rma": specifications
+ * separated by ';' or ','; after a ',' a token holding '=' but no ':' is
+ * one more parameter of the specification before it (joined with ':' when
+ * that has none yet). what: "-a" or "--transports"; add(o, spec) takes
+ * each specification. */
+static void parse_spec_list(options *o, const char *what, const char *list, void (*add)(options *, const char *))
 {
     char buf[4096], spec[KB_NAME_LEN * 2] = "";
     if (strlen(list) >= sizeof(buf))
-        bad_usage(o, "-a list too long%s", "");
+        bad_usage(o, "%s list too long", what);
     strcpy(buf, list);
     char *p = buf;
     for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        if (*p == '\0')
-            bad_usage(o, "empty algorithm name in -a \"%s\"", list);
-        if (strchr(p, '=') && !strchr(p, ':')) {
-            if (spec[0] == '\0' || !strchr(spec, ':'))
-                bad_usage(o, "parameter \"%s\" in -a does not follow an algorithm name with ':'", p);
+        const size_t n = strcspn(p, ",;");
+        const char sep = p[n];
+        p[n] = '\0';
+        if (*p == '\0') {
+            char msg[KB_ERR_LEN];
+            snprintf(msg, sizeof msg, "empty algorithm name in %s \"%.400s\"", what, list);
+            bad_usage(o, "%s", msg);
+        }
+        if (strchr(p, '=') && !strchr(p, ':') && spec[0]) {
+            /* a parameter of the previous specification */
             if (strlen(spec) + strlen(p) + 2 > sizeof(spec))
-                bad_usage(o, "algorithm specification too long in -a \"%s\"", list);
-            strcat(spec, ",");
+                bad_usage(o, "specification too long in \"%s\"", list);
+            strcat(spec, strchr(spec, ':') ? "," : ":");
             strcat(spec, p);
+        } else if (strchr(p, '=') && !strchr(p, ':')) {
+            char msg[KB_ERR_LEN];
+            snprintf(msg, sizeof msg, "parameter \"%.200s\" in %s does not follow an algorithm name", p, what);
+            bad_usage(o, "%s", msg);
         } else {
             if (spec[0])
-                add_alg(o, spec);
+                add(o, spec);
             if (strlen(p) >= sizeof(spec))
-                bad_usage(o, "algorithm specification too long: \"%s\"", p);
+                bad_usage(o, "specification too long: \"%s\"", p);
             strcpy(spec, p);
         }
-        if (!comma)
+        if (!sep)
             break;
-        p = comma + 1;
+        if (sep == ';') { /* the next token starts a specification */
+            if (spec[0])
+                add(o, spec);
+            spec[0] = '\0';
+        }
+        p += n + 1;
     }
     if (spec[0])
-        add_alg(o, spec);
+        add(o, spec);
+}
+
+/* --transports: "p2p", "rma" or "rma:rails=R,stripe_kb=S" */
+static void add_transport(options *o, const char *spec)
+{
+    if (o->ntransports == KB_MAX_TRANSPORTS)
+        bad_usage(o, "--transports: more than %s transports", "8");
+    char *t = o->transports[o->ntransports];
+    if (strcmp(spec, "p2p") == 0)
+        t[0] = '\0';
+    else if (strcmp(spec, "rma") == 0)
+        snprintf(t, KB_NAME_LEN, "transport=rma");
+    else if (strncmp(spec, "rma:", 4) == 0 && strlen(spec) < KB_NAME_LEN - 16)
+        snprintf(t, KB_NAME_LEN, "transport=rma,%s", spec + 4);
+    else
+        bad_usage(o, "--transports: unknown transport \"%s\" (p2p, rma or rma:rails=R,stripe_kb=S)", spec);
+    for (int i = 0; i < o->ntransports; i++)
+        if (strcmp(o->transports[i], t) == 0)
+            bad_usage(o, "--transports: \"%s\" given twice", spec);
+    o->ntransports++;
+}
+
+/* --transports: every kport algorithm that names no transport, once per
+ * transport (adjacent, so they are interleaved like all columns). */
+static void expand_transports(options *o)
+{
+    if (o->ntransports == 0)
+        return;
+    const int n = o->nalgs;
+    alg_entry *old = o->algs;
+    o->algs = NULL;
+    o->nalgs = o->cap = 0;
+    for (int i = 0; i < n; i++) {
+        const alg_entry *a = &old[i];
+        if (a->native || a->is_auto || a->is_memcpy || strstr(a->spec, "transport=")) {
+            add_alg(o, a->spec);
+            continue;
+        }
+        for (int t = 0; t < o->ntransports; t++) {
+            char spec[KB_NAME_LEN * 2];
+            const char *tr = o->transports[t];
+            snprintf(spec, sizeof spec, "%s%s%s", a->spec, !tr[0] ? "" : strchr(a->spec, ':') ? "," : ":", tr);
+            add_alg(o, spec);
+            o->algs[o->nalgs - 1].tagged = 1;
+        }
+    }
+    free(old);
+}
+
+/* The transport of a kport name or specification: 1 and *rails, *stripe_kb
+ * for rma (defaults where it does not say), 0 for point-to-point. */
+static int rma_of(const char *name, int *rails, int *stripe_kb)
+{
+    const char *t = strstr(name, "transport=rma");
+    *rails = 1;
+    *stripe_kb = 64;
+    if (!t)
+        return 0;
+    const char *r = strstr(t, "rails="), *k = strstr(t, "stripe_kb=");
+    if (r)
+        *rails = atoi(r + 6);
+    if (k)
+        *stripe_kb = atoi(k + 10);
+    return 1;
+}
+
+/* Text column name: the label, and under --transports its transport as
+ * "@p2p", "@rma" or "@rma/R/S" in place of the transport's parameters
+ * ("bruck:k=1@rma (k=2 clamped: P=2)"). */
+static void col_name(const alg_entry *a, char *out, size_t len)
+{
+    if (!a->tagged) {
+        snprintf(out, len, "%s", a->label);
+        return;
+    }
+    int rails, skb;
+    const int rma = rma_of(a->label, &rails, &skb) || rma_of(a->spec, &rails, &skb);
+    char tag[48];
+    if (!rma)
+        snprintf(tag, sizeof tag, "@p2p");
+    else if (rails == 1)
+        snprintf(tag, sizeof tag, "@rma");
+    else
+        snprintf(tag, sizeof tag, "@rma/%d/%d", rails, skb);
+    const char *t = strstr(a->label, "transport=");
+    size_t head, tail;
+    if (t) { /* drop "[,:]transport=...,stripe_kb=S" up to a space */
+        head = (size_t)(t - a->label);
+        if (head > 0 && (a->label[head - 1] == ',' || a->label[head - 1] == ':'))
+            head--;
+        tail = (size_t)(t - a->label) + strcspn(t, " ");
+    } else { /* before " (note)" */
+        const char *sp = strchr(a->label, ' ');
+        head = tail = sp ? (size_t)(sp - a->label) : strlen(a->label);
+    }
+    snprintf(out, len, "%.*s%s%s", (int)head, a->label, tag, a->label + tail);
 }
 
 static void parse_options(const kb_coll *coll, int argc, char **argv, options *o)
@@ -263,6 +396,11 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
             if (kp_params_load(val, &o->machine, err, sizeof err) != KP_SUCCESS)
                 bad_usage(o, "--predict: %s", err);
             o->predict = val;
+            continue;
+        }
+        if ((val = kb_long_option(argc, argv, &i, "--transports", usage, coll))) {
+            o->ntransports = 0;
+            parse_spec_list(o, "--transports", val, add_transport);
             continue;
         }
         if ((val = kb_long_option(argc, argv, &i, "--b2b", usage, coll))) {
@@ -358,7 +496,7 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
 
     if (nalist > 0) {
         for (int i = 0; i < nalist; i++)
-            parse_alg_list(o, alist[i]);
+            parse_spec_list(o, "-a", alist[i], add_alg);
     } else {
         add_alg(o, "native");
         if (coll->kcoll >= 0) {
@@ -373,6 +511,10 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
                 add_alg(o, "memcpy"); /* the copy the data must at least go through */
         }
     }
+
+    if (o->ntransports && coll->kcoll < 0)
+        bad_usage(o, "--transports: kport has no algorithms for %s", coll->name);
+    expand_transports(o);
 
     /* Validate every kport specification now (same on every rank). */
     for (int i = 0; i < o->nalgs; i++) {
@@ -710,6 +852,15 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
         printf(",\"ran\":");
         kb_json_string(stdout, r->ran);
     }
+    if (a->native || a->is_memcpy) {
+        printf(",\"transport\":null");
+    } else {
+        int rails, skb;
+        if (rma_of(r->ran_known ? r->ran : a->spec, &rails, &skb))
+            printf(",\"transport\":\"rma\",\"rails\":%d,\"stripe_kb\":%d", rails, skb);
+        else
+            printf(",\"transport\":\"p2p\"");
+    }
     printf(",\"mpi\":");
     kb_json_string(stdout, mpi);
     printf(",\"P\":%d,\"hosts\":%d,\"size\":%zu", P, hosts, size);
@@ -741,7 +892,9 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
 
 static int col_width(const alg_entry *a)
 {
-    int w = (int)strlen(a->label) + 2;
+    char name[KB_NAME_LEN + 48];
+    col_name(a, name, sizeof name);
+    int w = (int)strlen(name) + 2;
     return w < 12 ? 12 : w;
 }
 
@@ -800,7 +953,11 @@ static void print_header(options *o, const run_env *e)
             printf("# %-28s reference: one memcpy of the receive buffer's bytes per rank (P*size)\n", a->label);
         else if (a->is_auto)
             printf("# %-28s kport automatic selection\n", a->label);
-        else
+        else if (a->tagged) {
+            char name[KB_NAME_LEN + 48];
+            col_name(a, name, sizeof name);
+            printf("# %-28s kport, forced \"%s\" (runs as %s)\n", name, a->spec, a->label);
+        } else
             printf("# %-28s kport, forced \"%s\" (name as reported by kp_last_algorithm)\n", a->label, a->spec);
         if (a->na_msg[0]) {
             printf("#   n/a: %s\n", a->na_msg);
@@ -808,8 +965,11 @@ static void print_header(options *o, const run_env *e)
         }
     }
     printf("%-10s", "# Size");
-    for (int ai = 0; ai < o->nalgs; ai++)
-        printf("%*s", col_width(&o->algs[ai]), o->algs[ai].label);
+    for (int ai = 0; ai < o->nalgs; ai++) {
+        char name[KB_NAME_LEN + 48];
+        col_name(&o->algs[ai], name, sizeof name);
+        printf("%*s", col_width(&o->algs[ai]), name);
+    }
     if (o->b2b)
         printf("%12s", "rewrite");
     printf("\n");

@@ -15,7 +15,7 @@
 extern const kb_command kb_cmd_strided; /* tools/bench/strided.c */
 const kb_command *const kb_commands[] = {
     &kb_cmd_allgather, &kb_cmd_barrier, &kb_cmd_gather, &kb_cmd_alltoall, &kb_cmd_churn,
-    &kb_cmd_loggp, &kb_cmd_fanout, &kb_cmd_concurrency, &kb_cmd_strided,
+    &kb_cmd_loggp, &kb_cmd_fanout, &kb_cmd_concurrency, &kb_cmd_strided, &kb_cmd_rma,
 };
 const int kb_ncommands = (int)(sizeof(kb_commands) / sizeof(kb_commands[0]));
 

@@ -77,7 +77,7 @@ typedef struct kb_command {
 } kb_command;
 
 extern const kb_command kb_cmd_allgather, kb_cmd_barrier, kb_cmd_gather, kb_cmd_alltoall, kb_cmd_churn;
-extern const kb_command kb_cmd_loggp, kb_cmd_fanout, kb_cmd_concurrency;
+extern const kb_command kb_cmd_loggp, kb_cmd_fanout, kb_cmd_concurrency, kb_cmd_rma;
 extern const kb_command *const kb_commands[];
 extern const int kb_ncommands;
 
