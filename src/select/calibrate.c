@@ -16,8 +16,10 @@
  *               segment at once;
  *   copy_out    both copy the block the other one just wrote out of it;
  *   memcpy      a private copy;
- *   peer_read   process_vm_readv of s bytes of the peer's private buffer
- *   peer_write  process_vm_writev of s bytes into it,
+ *   peer_read   process_vm_readv of s bytes of the peer's private buffer,
+ *               both ranks reading each other at once (as the single-copy
+ *               all-gather and all-to-all do; alone it costs less)
+ *   peer_write  process_vm_writev of s bytes into it, one writer,
  * each at two sizes (KP_CAL_S1, KP_CAL_S2) fitted as fixed + per byte, the
  * median of KP_CAL_REPS repetitions. Local rank 0 publishes the results in
  * the segment; every rank of the node copies them; the values are cached
@@ -193,11 +195,14 @@ static void measure(kp_comm *c, int cma, double *out)
             tmem[i] = now_ns() - t0;
             meet(area, me, step++);
             trd[i] = twr[i] = 0;
-            if (me == 0 && ok && cma) { /* the peer waits meanwhile */
-                struct iovec l = {priv2, (size_t)s}, r = {(void *)(uintptr_t)peer->addr[0], (size_t)s};
+            struct iovec l = {priv2, (size_t)s}, r = {(void *)(uintptr_t)peer->addr[0], (size_t)s};
+            if (ok && cma) { /* both read each other at once, as the single-copy all-gather does */
                 t0 = now_ns();
                 process_vm_readv((pid_t)peer->pid, &l, 1, &r, 1, 0);
                 trd[i] = now_ns() - t0;
+            }
+            meet(area, me, step++);
+            if (me == 0 && ok && cma) { /* one writer, as a gather's sender; the peer waits */
                 t0 = now_ns();
                 process_vm_writev((pid_t)peer->pid, &l, 1, &r, 1, 0);
                 twr[i] = now_ns() - t0;
