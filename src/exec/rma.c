@@ -9,9 +9,11 @@
  * messages above a threshold striped over the rails.
  *
  * Windows. Per communicator and rails count r, r windows on kport's
- * private duplicate: MPI_Win_allocate_shared when every rank is on one
- * machine (MPI_Comm_split_type; info alloc_shared_noncontig), else
- * MPI_Win_allocate (KPORT_RMA_SHARED=0: always MPI_Win_allocate). Why:
+ * private duplicate: under Open MPI, MPI_Win_allocate_shared when every
+ * rank is on one machine (MPI_Comm_split_type; info
+ * alloc_shared_noncontig), else MPI_Win_allocate (KPORT_RMA_SHARED=0 / 1
+ * forces one; MPICH's default is MPI_Win_allocate, as its puts into shared
+ * windows above 128 KiB are 8x slower: kport-bench rma). Why:
  * Open MPI 4.1 serves MPI_Win_allocate on one node with osc/rdma, which
  * names its shared-memory backing file after the communicator's id alone
  * (osc_rdma.HOST.JOBID.CID), and ids are agreed only among a
@@ -213,7 +215,11 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     /* the window flavour: shared when every rank is on this machine (see
      * the header); the same answer everywhere, as MPI_Comm_split_type is */
     int shared = 0;
+#ifdef OPEN_MPI
     const int want_shared = env_int("KPORT_RMA_SHARED", 1, 0, 1);
+#else
+    const int want_shared = env_int("KPORT_RMA_SHARED", 0, 0, 1);
+#endif
     if (want_shared < 0) {
         link_free(L);
         return kp_error(KP_ERR_PARAM, "KPORT_RMA_SHARED must be 0 or 1");

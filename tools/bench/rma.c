@@ -8,8 +8,9 @@
  * Ranks 0 and 1 form a communicator (any other rank waits at the end);
  * windows are made as the transport makes them: one per rail, each with
  * two 64-byte counters (arrived, consumed) and MAX bytes of staging,
- * MPI_Win_allocate_shared when both ranks share a node (--flavour auto,
- * as kport does; shared / allocate force one), locked with
+ * under Open MPI MPI_Win_allocate_shared when both ranks share a node,
+ * else MPI_Win_allocate (--flavour auto: as kport does, src/exec/rma.c;
+ * shared / allocate force one), locked with
  * MPI_Win_lock_all for the run. Every measured interval starts after an
  * MPI_Barrier on another communicator; each row is the median (and the
  * minimum) over -i intervals (default 200; 50 above 64 KiB) after -x
@@ -91,7 +92,7 @@ static void usage(FILE *f, const void *arg)
                "  -m [MIN:]MAX  message sizes, powers of two from MIN (default 8:1M)\n"
                "  -i N / -x N   timed / warm-up intervals per row (default 200 / 20; 50 / 5 above 64K)\n"
                "  -R LIST       rails counts for the message rows (default 1,2,4; 1..8)\n"
-               "  --flavour F   auto (shared windows when both ranks share a node, as kport), shared, allocate\n"
+               "  --flavour F   auto (as kport: shared windows on one node under Open MPI), shared, allocate\n"
                "  -c            validate every byte moved; --format json: one object per row\n");
 }
 
@@ -339,7 +340,11 @@ static int rm_main(int argc, char **argv)
         MPI_Comm_split_type(S.pair, MPI_COMM_TYPE_SHARED, S.me, MPI_INFO_NULL, &node);
         MPI_Comm_size(node, &nsize);
         MPI_Comm_free(&node);
+#ifdef OPEN_MPI
         const int shared = o.flavour < 0 ? nsize == 2 : o.flavour;
+#else
+        const int shared = o.flavour < 0 ? 0 : o.flavour;
+#endif
         if (shared && nsize != 2)
             bad("--flavour shared: ranks 0 and 1 are not on one node%s", "");
         MPI_Info info;
