@@ -146,23 +146,14 @@ static void parse(int argc, char **argv, churn_opts *o)
     const char *coll = "allgather";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout, NULL);
-            MPI_Finalize();
-            exit(0);
-        }
+        if (kb_common_option(argc, argv, &i, usage, NULL, &o->json, &o->check))
+            continue;
         if ((val = kb_long_option(argc, argv, &i, "--how", usage, NULL)))
             parse_hows(val, o);
         else if ((val = kb_long_option(argc, argv, &i, "--coll", usage, NULL)))
             coll = val;
         else if ((val = kb_long_option(argc, argv, &i, "--calls", usage, NULL)))
             parse_list(val, o);
-        else if ((val = kb_long_option(argc, argv, &i, "--format", usage, NULL))) {
-            if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
-                kb_bad_usage(usage, NULL, "unknown --format \"%s\" (text or json)", val);
-            o->json = strcmp(val, "json") == 0;
-        } else if (strcmp(a, "-c") == 0)
-            o->check = 1;
         else if (strcmp(a, "-m") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "-x") == 0) {
             if (i + 1 >= argc)
                 kb_bad_usage(usage, NULL, "option \"%s\" needs a value", a);

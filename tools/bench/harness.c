@@ -137,6 +137,28 @@ const char *kb_long_option(int argc, char **argv, int *i, const char *name,
     return argv[++*i];
 }
 
+int kb_common_option(int argc, char **argv, int *i, void (*usage_fn)(FILE *f, const void *arg),
+                     const void *usage_arg, int *json, int *check)
+{
+    const char *a = argv[*i], *val;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        usage_fn(stdout, usage_arg);
+        MPI_Finalize();
+        exit(0);
+    }
+    if ((val = kb_long_option(argc, argv, i, "--format", usage_fn, usage_arg))) {
+        if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
+            kb_bad_usage(usage_fn, usage_arg, "unknown --format \"%s\" (text or json)", val);
+        *json = strcmp(val, "json") == 0;
+        return 1;
+    }
+    if (strcmp(a, "-c") == 0) {
+        *check = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------- */
 /* The measured environment                                                   */
 /* ------------------------------------------------------------------------- */

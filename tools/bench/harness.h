@@ -152,6 +152,11 @@ int kb_parse_int(const char *s, int minv, int *out);
  * NULL if argv[*i] is not --name. Missing value: kb_bad_usage. */
 const char *kb_long_option(int argc, char **argv, int *i, const char *name,
                            void (*usage)(FILE *f, const void *arg), const void *usage_arg);
+/* The options every measuring subcommand shares, at argv[*i]: -h/--help
+ * (usage on stdout, exit 0), --format text|json (*json), -c (*check).
+ * 1 when argv[*i] was one of them (and *i advanced past its value). */
+int kb_common_option(int argc, char **argv, int *i, void (*usage)(FILE *f, const void *arg), const void *usage_arg,
+                     int *json, int *check);
 
 /* ------------------------------------------------------------------------- */
 /* The measured environment                                                   */
