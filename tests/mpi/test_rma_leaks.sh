@@ -21,12 +21,8 @@ cycles=$4
 shift 4
 fail() { echo "test_rma_leaks: FAIL: $*" >&2; exit 1; }
 ldd "$lib" | grep -q libasan || fail "$lib is not a sanitizer build (configure with -DKPORT_SANITIZE=ON)"
-preload=
-for rt in asan ubsan; do
-    p=$(ldd "$lib" | awk -v rt="lib$rt.so" 'index($1, rt) == 1 {print $3}')
-    [ -z "$p" ] || preload="$preload$p:"
-done
-preload="$preload$lib"
+. "$(dirname "$0")/../pmpi/preload.sh"
+preload=$(kport_preload "$lib")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kport-rma-leaks.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 leakenv=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=0)

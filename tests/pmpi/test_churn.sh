@@ -33,13 +33,8 @@ fail() { echo "test_churn: FAIL: $*" >&2; exit 1; }
 [ -f "$lib" ] || fail "no library $lib"
 if ldd "$app" | grep -q libkport; then fail "$app must not be linked to kport"; fi
 
-# A sanitizer build: its runtimes must come first in the preload list, ASan first.
-preload=
-for rt in asan ubsan; do
-    p=$(ldd "$lib" | awk -v rt="lib$rt.so" 'index($1, rt) == 1 {print $3}')
-    [ -z "$p" ] || preload="$preload$p:"
-done
-preload="$preload$lib"
+. "$(dirname "$0")/preload.sh"
+preload=$(kport_preload "$lib")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kport-churn.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
