@@ -181,7 +181,8 @@ kport::kport) of kport built against ${KPORT_PACKAGE_MPI}. Compile with ${KPORT_
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME ${KPORT_PKG_TOOLS})
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${kport_runtime_depends}")
-set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "${KPORT_DEB_MPI_LAUNCHER}")
+# kport-plot (a tool of this package) needs Python 3 with matplotlib
+set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "${KPORT_DEB_MPI_LAUNCHER}, python3-matplotlib")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_CONFLICTS "${kport_conflicts_tools}")
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION
   "kport MPI collectives - tools and drop-in library (${KPORT_PACKAGE_MPI})

@@ -158,6 +158,7 @@ has "$dev" Depends "$mpi_dev"
 has "$dev" Depends "$mpi_cc"
 has "$tools" Depends "$mpi_runtime"
 has "$tools" Recommends "$mpi_launcher"
+has "$tools" Recommends python3-matplotlib
 
 # --- unpacked into a temporary root ----------------------------------------------------
 root=$tmp/root
