@@ -433,17 +433,22 @@ int kp_comm_ready(kp_comm *c, const kp_algo *a)
     const int need_dup = !is_shm_algo(a) && c->size > 1 && c->comm == MPI_COMM_NULL;
     if ((need_node || need_dup) && cold(c))
         return KP_COLD;
-    if (need_node && !c->node_ready && (rc = kp_topo_node(c)))
+    if (need_node && (rc = kp_topo_node(c)))
         return rc;
-    if (need_dup) {
-        const double t0 = MPI_Wtime();
-        if (MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
-            c->comm = MPI_COMM_NULL;
-            return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
-        }
-        MPI_Comm_set_name(c->comm, "kport private");
-        kp_setup_account(KP_SETUP_DUP, MPI_Wtime() - t0);
+    return need_dup ? kp_comm_private(c) : KP_SUCCESS;
+}
+
+int kp_comm_private(kp_comm *c)
+{
+    if (c->comm != MPI_COMM_NULL)
+        return KP_SUCCESS;
+    const double t0 = MPI_Wtime();
+    if (MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
+        c->comm = MPI_COMM_NULL;
+        return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
     }
+    MPI_Comm_set_name(c->comm, "kport private");
+    kp_setup_account(KP_SETUP_DUP, MPI_Wtime() - t0);
     return KP_SUCCESS;
 }
 

@@ -123,6 +123,8 @@ int kp_comm_stage(kp_comm *c, int64_t n, void **out);
  * memory algorithms, the private duplicate for algorithms that send MPI
  * messages. Collective: every rank of c calls it for the same a. */
 int kp_comm_ready(kp_comm *c, const kp_algo *a);
+/* Make c's private duplicate if it has none (collective over c). */
+int kp_comm_private(kp_comm *c);
 
 /* The drop-in library's policy for cold communicators (src/pmpi/pmpi.c):
  * while a communicator other than MPI_COMM_WORLD has made at most n kport

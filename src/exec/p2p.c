@@ -75,11 +75,7 @@ static int resources(kp_plan *pl, kp_comm *c)
                         pl->name);
     if ((pl->uses_flags || pl->uses_segment) && !c->node_ready && c->size > 1)
         return kp_error(KP_ERR_INTERNAL, "%s uses shared memory, but its node tier is not set up", pl->name);
-    int rc = KP_SUCCESS;
-    if (pl->maxreq > 0 && c->comm == MPI_COMM_NULL && MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
-        c->comm = MPI_COMM_NULL;
-        rc = kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
-    }
+    int rc = pl->maxreq > 0 ? kp_comm_private(c) : KP_SUCCESS;
     if (!rc && (pl->uses_flags || pl->uses_segment))
         rc = kp_topo_node(c);
     return rc;
