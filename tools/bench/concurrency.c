@@ -85,7 +85,7 @@ static void parse(int argc, char **argv, cc_opts *o)
     memset(o, 0, sizeof(*o));
     o->iters = 50;
     o->warmup = 5;
-    const char *m = "8,1K,8K,64K,512K", *why;
+    const char *m = "8,1K,8K,64K,512K";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val;
         if (kb_common_option(argc, argv, &i, usage, NULL, &o->json, &o->check))
@@ -104,12 +104,7 @@ static void parse(int argc, char **argv, cc_opts *o)
             kb_bad_usage(usage, NULL, "unknown option \"%s\"", a);
         }
     }
-    o->nsizes = kb_size_list(m, 0, o->sizes, CC_MAX_SIZES, &why);
-    if (o->nsizes < 1) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "bad -m \"%s\": %s", m, why);
-        kb_bad_usage(usage, NULL, "%s", msg);
-    }
+    o->nsizes = kb_size_option(m, o->sizes, CC_MAX_SIZES, usage, NULL);
 }
 
 static cc_stat stat_of(double *v, int n)

@@ -76,7 +76,7 @@ static void parse(int argc, char **argv, int world, fo_opts *o)
     o->iters = 100;
     o->warmup = 10;
     o->maxP = world;
-    const char *m = "8,1K,64K", *why;
+    const char *m = "8,1K,64K";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val;
         if (kb_common_option(argc, argv, &i, usage, NULL, &o->json, &o->check))
@@ -102,12 +102,7 @@ static void parse(int argc, char **argv, int world, fo_opts *o)
             kb_bad_usage(usage, NULL, "unknown option \"%s\"", a);
         }
     }
-    o->nsizes = kb_size_list(m, 0, o->sizes, FO_MAX_SIZES, &why);
-    if (o->nsizes < 1) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "bad -m \"%s\": %s", m, why);
-        kb_bad_usage(usage, NULL, "%s", msg);
-    }
+    o->nsizes = kb_size_option(m, o->sizes, FO_MAX_SIZES, usage, NULL);
     for (int i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > ((size_t)1 << 30) / (size_t)(world > 1 ? world : 1))
             kb_bad_usage(usage, NULL, "-m \"%s\": sizes times ranks must stay below 1 GiB", m);

@@ -4,6 +4,7 @@
  * the header of harness.h.
  */
 #include "harness.h"
+#include "fit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -135,6 +136,19 @@ const char *kb_long_option(int argc, char **argv, int *i, const char *name,
     if (*i + 1 >= argc)
         kb_bad_usage(usage_fn, usage_arg, "%s needs a value", name);
     return argv[++*i];
+}
+
+int kb_size_option(const char *m, size_t *sizes, int max, void (*usage_fn)(FILE *f, const void *arg),
+                   const void *usage_arg)
+{
+    const char *why = "";
+    const int n = kb_size_list(m, 0, sizes, max, &why);
+    if (n < 1) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "bad -m \"%s\": %s", m, why);
+        kb_bad_usage(usage_fn, usage_arg, "%s", msg);
+    }
+    return n;
 }
 
 int kb_common_option(int argc, char **argv, int *i, void (*usage_fn)(FILE *f, const void *arg),

@@ -152,6 +152,10 @@ int kb_parse_int(const char *s, int minv, int *out);
  * NULL if argv[*i] is not --name. Missing value: kb_bad_usage. */
 const char *kb_long_option(int argc, char **argv, int *i, const char *name,
                            void (*usage)(FILE *f, const void *arg), const void *usage_arg);
+/* -m SIZES as kb_size_list reads it (no 0): the number of sizes stored in
+ * sizes[max]; a bad list: kb_bad_usage naming it and why. */
+int kb_size_option(const char *m, size_t *sizes, int max, void (*usage)(FILE *f, const void *arg),
+                   const void *usage_arg);
 /* The options every measuring subcommand shares, at argv[*i]: -h/--help
  * (usage on stdout, exit 0), --format text|json (*json), -c (*check).
  * 1 when argv[*i] was one of them (and *i advanced past its value). */

@@ -215,7 +215,7 @@ static void parse(int argc, char **argv, lg_opts *o)
     o->iters = 30;
     o->warmup = 3;
     o->n = 8;
-    const char *why, *m = "1:1M";
+    const char *m = "1:1M";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val;
         if (kb_common_option(argc, argv, &i, usage, NULL, &o->json, &o->check))
@@ -241,12 +241,7 @@ static void parse(int argc, char **argv, lg_opts *o)
             kb_bad_usage(usage, NULL, "unknown option \"%s\"", a);
         }
     }
-    o->nsizes = kb_size_list(m, 0, o->sizes, LG_MAX_SIZES, &why);
-    if (o->nsizes < 1) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "bad -m \"%s\": %s", m, why);
-        kb_bad_usage(usage, NULL, "%s", msg);
-    }
+    o->nsizes = kb_size_option(m, o->sizes, LG_MAX_SIZES, usage, NULL);
     size_t used = 0;
     for (int i = 0; i < argc && used + 2 < sizeof(o->command); i++) {
         int w = snprintf(o->command + used, sizeof(o->command) - used, "%s%s", i ? " " : "",
