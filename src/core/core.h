@@ -249,9 +249,9 @@ int kp_shm_chunk_kb(void);
 /* Measure the node's shared-memory costs (once per process, by the node's
  * local ranks 0 and 1) and agree on one set across c (MPI_MAX), together
  * with whether cross-memory attach works (cma: this rank's probe); sets
- * c->mach, c->calibrated, c->layout.cma; *cost_ns: what measuring took
- * here (0 when cached). Collective over c. */
-int kp_calibrate(kp_comm *c, int cma, double *cost_ns);
+ * c->mach, c->calibrated, c->layout.cma (what measuring took:
+ * kp_calibration_cost_ns). Collective over c. */
+int kp_calibrate(kp_comm *c, int cma);
 /* Price the rules' one-node candidates with the model; 1 and *ch set when
  * the model chose, 0 when the rules decide. */
 int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);

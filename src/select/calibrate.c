@@ -241,12 +241,11 @@ static void skew(double *v)
         v[i] *= f;
 }
 
-int kp_calibrate(kp_comm *c, int cma, double *cost_ns)
+int kp_calibrate(kp_comm *c, int cma)
 {
     const int m = kp_calibrate_mode();
     double v[CAL_WORDS + 1];
     int measured = 0;
-    *cost_ns = 0;
     /* the node decides together whether to measure (the calibration is
      * per process, and a node's ranks may hold different histories) */
     if (m && c->node_size >= 2 && !c->layout.oversub) {
@@ -270,7 +269,6 @@ int kp_calibrate(kp_comm *c, int cma, double *cost_ns)
             PMPI_Barrier(c->node); /* read before the segment's next use */
             cal.have = 1;
             cal.cost_ns = now_ns() - t0;
-            *cost_ns = cal.cost_ns;
             measured = 1;
         }
     }

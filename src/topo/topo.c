@@ -375,8 +375,7 @@ int kp_topo_node(kp_comm *c)
     kp_setup_account(KP_SETUP_CMA_PROBE, now() - t0);
     /* the probe's result is agreed with the calibrated costs, in one allreduce */
     t0 = now();
-    double measuring = 0;
-    if ((rc = kp_calibrate(c, cma, &measuring)))
+    if ((rc = kp_calibrate(c, cma)))
         return rc;
     c->node_ready = 1;
     kp_setup_account(KP_SETUP_CALIBRATE, now() - t0);
