@@ -111,11 +111,66 @@ static void test_goal(void)
         kp_sched_free(&s[r]);
 }
 
+/* GOAL export of one schedule into a string (caller frees) */
+static char *goal_text(const kp_sched *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kp_goal_write(s, 1, f);
+    fclose(f);
+    return text;
+}
+
+/* MPI_IN_PLACE: the copy of the own block onto itself is left out, as the
+ * executor skips it; a round left empty adds no join vertex */
+static void test_goal_inplace(void)
+{
+    for (int ip = 0; ip < 2; ip++) {
+        kp_sched s;
+        kp_sched_init_coll(&s, KP_COLL_ALLGATHER, 1, 3, 8, 0, ip);
+        kp_sched_copy(&s, KP_BUF_SEND, 0, KP_BUF_RECV, 8, 8); /* own block: a no-op in place */
+        kp_sched_next_round(&s);
+        kp_sched_send(&s, 2, KP_BUF_RECV, 8, 8);
+        kp_sched_next_round(&s);
+        kp_sched_recv(&s, 0, KP_BUF_RECV, 0, 8);
+        kp_sched_copy(&s, KP_BUF_RECV, 0, KP_BUF_SCRATCH, 0, 8); /* a real copy, kept either way */
+        char *t = goal_text(&s);
+        if (ip)
+            CHECK(!strcmp(t, "num_ranks 1\nrank 1 {\n"
+                             "l0: send 8b to 2 tag 0\n"
+                             "l1: calc 0\nl1 requires l0\n"
+                             "l2: recv 8b from 0 tag 0\nl2 requires l1\n"
+                             "l3: calc 8\nl3 requires l1\n}\n"));
+        else
+            CHECK(!strcmp(t, "num_ranks 1\nrank 1 {\n"
+                             "l0: calc 8\n"
+                             "l1: calc 0\nl1 requires l0\n"
+                             "l2: send 8b to 2 tag 0\nl2 requires l1\n"
+                             "l3: calc 0\nl3 requires l2\n"
+                             "l4: recv 8b from 0 tag 0\nl4 requires l3\n"
+                             "l5: calc 8\nl5 requires l3\n}\n"));
+        free(t);
+        kp_sched_free(&s);
+    }
+    /* a built in-place ring all-gather: no calc of the own block on any rank */
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
+    for (int r = 0; r < 3; r++) {
+        kp_sched s;
+        CHECK(kp_algo_build_ex(a, NULL, r, 3, 8, 0, 1, &s) == KP_SUCCESS);
+        char *t = goal_text(&s);
+        CHECK(strstr(t, "calc 8") == NULL && strstr(t, "send 8b") != NULL);
+        free(t);
+        kp_sched_free(&s);
+    }
+}
+
 int main(void)
 {
     test_helpers();
     test_parse();
     test_goal();
+    test_goal_inplace();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
