@@ -40,7 +40,8 @@
  *    another core), else shm.copy_in when its destination is, else
  *    shm.memcpy; a copy onto itself (MPI_IN_PLACE) costs nothing, as the
  *    executor skips it. Peer reads / writes cost shm.peer_read / peer_write.
- *    Each is fixed + per_byte * bytes.
+ *    Each is fixed + per_byte * bytes (beyond large_from, when the
+ *    parameter has one, large_per_byte: kp_linear_cost).
  *  - Receives complete in arrival order, after the round's local work
  *    (MPI progresses them in MPI_Waitall): receive j is handled at
  *        h_j = max(a_j, cpu, rx), cpu = h_j + o_r, rx = h_j + max(g, (s-1)*G)
@@ -109,7 +110,7 @@ typedef struct mctx {
 
 static double lin(const kp_linear *l, int64_t bytes)
 {
-    return l->fixed + l->per_byte * (double)bytes;
+    return kp_linear_cost(l, bytes);
 }
 
 static int same_node(const kp_sched *s, int a, int b)

@@ -113,7 +113,20 @@ static int check_linear(const ctx *c, const char *group, const char *name, const
     if (rc)
         return rc;
     snprintf(f, sizeof f, "%s.%s.%s", group, name, b);
-    return check_cost(c, f, l->per_byte);
+    if ((rc = check_cost(c, f, l->per_byte)))
+        return rc;
+    snprintf(f, sizeof f, "%s.%s.large_from", group, name);
+    if (l->large_from < 0)
+        return refuse(c, f, "%lld is negative", (long long)l->large_from);
+    snprintf(f, sizeof f, "%s.%s.large_per_byte", group, name);
+    return check_cost(c, f, l->large_per_byte);
+}
+
+double kp_linear_cost(const kp_linear *l, int64_t bytes)
+{
+    if (l->large_from > 0 && bytes > l->large_from)
+        return l->fixed + l->per_byte * (double)l->large_from + l->large_per_byte * (double)(bytes - l->large_from);
+    return l->fixed + l->per_byte * (double)bytes;
 }
 
 static int check_ctx(const ctx *c, const kp_machine *m)
@@ -281,6 +294,13 @@ static int load_linear(const ctx *c, const kp_json *group, const char *gname, co
     l->per_byte = 0;
     if (b_required || kp_json_get(o, b))
         rc = get_number(c, o, path, b, &l->per_byte);
+    /* optional second slope: both fields or neither */
+    l->large_from = 0;
+    l->large_per_byte = 0;
+    if (!rc && (kp_json_get(o, "large_from") || kp_json_get(o, "large_per_byte"))) {
+        if (!(rc = get_integer(c, o, path, "large_from", 1, 1, INT64_C(1) << 53, &l->large_from)))
+            rc = get_number(c, o, path, "large_per_byte", &l->large_per_byte);
+    }
     return rc;
 }
 
@@ -437,7 +457,13 @@ static void put_linear(FILE *f, const char *name, const char *a, const char *b, 
     char x[40], y[40];
     fmt_num(x, sizeof x, l->fixed);
     fmt_num(y, sizeof y, l->per_byte);
-    fprintf(f, "    \"%s\": {\"%s\": %s, \"%s\": %s}%s\n", name, a, x, b, y, last ? "" : ",");
+    fprintf(f, "    \"%s\": {\"%s\": %s, \"%s\": %s", name, a, x, b, y);
+    if (l->large_from > 0) {
+        char z[40];
+        fmt_num(z, sizeof z, l->large_per_byte);
+        fprintf(f, ", \"large_from\": %lld, \"large_per_byte\": %s", (long long)l->large_from, z);
+    }
+    fprintf(f, "}%s\n", last ? "" : ",");
 }
 
 static void put_channel(FILE *f, const char *name, const kp_channel *ch, int last)

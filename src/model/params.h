@@ -27,9 +27,18 @@ typedef struct kp_channel { /* MPI point-to-point between two ranks */
     int64_t eager_max; /* largest eager message (bytes); -1: every message eager; KP_EAGER_FIRST_PIECE */
 } kp_channel;
 
-typedef struct kp_linear { /* fixed + per_byte * bytes */
+/* fixed + per_byte * bytes; with large_from > 0, the bytes beyond
+ * large_from cost large_per_byte each instead (a copy whose data no longer
+ * fits the caches): fixed + per_byte * large_from + large_per_byte *
+ * (bytes - large_from). large_from 0: one slope. */
+typedef struct kp_linear {
     double fixed, per_byte;
+    int64_t large_from;
+    double large_per_byte;
 } kp_linear;
+
+/* The cost of `bytes` under l (ns). */
+double kp_linear_cost(const kp_linear *l, int64_t bytes);
 
 typedef struct kp_callcost { /* kport's own cost of a call, and how a benchmark times it (ns) */
     double fixed; /* per call: argument checks, plan lookup, the executor's set-up */

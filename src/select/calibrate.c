@@ -20,8 +20,10 @@
  *               both ranks reading each other at once (as the single-copy
  *               all-gather and all-to-all do; alone it costs less)
  *   peer_write  process_vm_writev of s bytes into it, one writer,
- * each at two sizes (KP_CAL_S1, KP_CAL_S2) fitted as fixed + per byte, the
- * median of KP_CAL_REPS repetitions. Local rank 0 publishes the results in
+ * each at three sizes: KP_CAL_S1 and KP_CAL_S2 fitted as fixed + per byte
+ * (the median of KP_CAL_REPS repetitions), and KP_CAL_S3 for the slope
+ * above KP_CAL_S2 (large_per_byte; the median of KP_CAL_REPS3): data that
+ * no longer fits the caches, where single-copy reads lose to two copies. Local rank 0 publishes the results in
  * the segment; every rank of the node copies them; the values are cached
  * for the process. Every rank of the communicator then agrees on one set:
  * an allreduce (MPI_MAX: the slower node's costs) of the vector, merged
@@ -58,12 +60,16 @@
 
 #define KP_CAL_S1 256
 #define KP_CAL_S2 32768
+#define KP_CAL_S3 262144
 #define KP_CAL_REPS 15
+#define KP_CAL_REPS3 5
 #define KP_CAL_FLAG_REPS 200
 
-/* the vector the ranks agree on: kp_linear fields in this order */
+/* the vector the ranks agree on: per operation fixed, per_byte and
+ * large_per_byte (above KP_CAL_S2), in this order */
 enum { CAL_FLAG, CAL_COPY_IN, CAL_COPY_OUT, CAL_MEMCPY, CAL_PEER_READ, CAL_PEER_WRITE, CAL_N };
-#define CAL_WORDS (2 * CAL_N)
+#define CAL_W 3
+#define CAL_WORDS (CAL_W * CAL_N)
 
 static struct {
     int have;
@@ -73,12 +79,12 @@ static struct {
 
 /* defaults: this project's 2-core VM on a quiet day (docs/PERFORMANCE.md) */
 static const double cal_default[CAL_WORDS] = {
-    60.0, 0.0,   /* flag */
-    20.0, 0.04,  /* copy_in */
-    20.0, 0.035, /* copy_out */
-    10.0, 0.015, /* memcpy */
-    500.0, 0.06, /* peer_read */
-    500.0, 0.06, /* peer_write */
+    60.0, 0.0, 0.0,     /* flag */
+    20.0, 0.04, 0.04,   /* copy_in */
+    20.0, 0.035, 0.035, /* copy_out */
+    10.0, 0.015, 0.015, /* memcpy */
+    500.0, 0.06, 0.06,  /* peer_read */
+    500.0, 0.06, 0.06,  /* peer_write */
 };
 
 static double now_ns(void)
@@ -126,15 +132,19 @@ static void meet(char *area, int me, uint64_t v)
     await(area, 1 - me, v);
 }
 
-/* fixed + per_byte through (S1, t1), (S2, t2); never negative */
-static void fit2(double t1, double t2, double *fixed, double *per_byte)
+/* fixed + per_byte through (S1, t1), (S2, t2), large_per_byte from (S2,
+ * t2) to (S3, t3); never negative */
+static void fit3(double t1, double t2, double t3, double *w)
 {
     double b = (t2 - t1) / (double)(KP_CAL_S2 - KP_CAL_S1);
     if (b < 0)
         b = 0;
     double a = t1 - b * KP_CAL_S1;
-    *fixed = a > 0 ? a : 0;
-    *per_byte = b;
+    w[0] = a > 0 ? a : 0;
+    w[1] = b;
+    /* from the fitted line's value at S2, so the two pieces meet */
+    const double c = (t3 - (w[0] + b * KP_CAL_S2)) / (double)(KP_CAL_S3 - KP_CAL_S2);
+    w[2] = c > 0 ? c : 0;
 }
 
 /* local ranks 0 and 1 of c's node measure; rank 0's results in out */
@@ -142,12 +152,12 @@ static void measure(kp_comm *c, int cma, double *out)
 {
     const int me = c->local;
     char *area = c->shm.data; /* half 0, unused between calls */
-    char *blk = area + 256;   /* [0, S2): rank 0's block, [S2, 2 S2): rank 1's */
-    char *priv = malloc(2 * KP_CAL_S2), *priv2 = malloc(KP_CAL_S2);
+    char *blk = area + 256;   /* [0, S3): rank 0's block, [S3, 2 S3): rank 1's */
+    char *priv = malloc(2 * KP_CAL_S3), *priv2 = malloc(KP_CAL_S3);
     const int ok = priv && priv2;
     if (ok) {
-        memset(priv, me + 1, 2 * KP_CAL_S2);
-        memset(priv2, 0, KP_CAL_S2);
+        memset(priv, me + 1, 2 * KP_CAL_S3);
+        memset(priv2, 0, KP_CAL_S3);
     }
     /* the peer's private buffer, for single copy: through the slots */
     c->shm.slots[me].addr[0] = (uint64_t)(uintptr_t)priv;
@@ -170,28 +180,28 @@ static void measure(kp_comm *c, int cma, double *out)
         t[i] = (now_ns() - t0) / 2;
         step++;
     }
-    out[2 * CAL_FLAG] = median(t, KP_CAL_FLAG_REPS);
-    out[2 * CAL_FLAG + 1] = 0;
-    const int sizes[2] = {KP_CAL_S1, KP_CAL_S2};
-    double tt[CAL_N][2];
-    for (int z = 0; z < 2; z++) {
-        const int s = sizes[z];
+    out[CAL_W * CAL_FLAG] = median(t, KP_CAL_FLAG_REPS);
+    out[CAL_W * CAL_FLAG + 1] = out[CAL_W * CAL_FLAG + 2] = 0;
+    const int sizes[3] = {KP_CAL_S1, KP_CAL_S2, KP_CAL_S3}, reps[3] = {KP_CAL_REPS, KP_CAL_REPS, KP_CAL_REPS3};
+    double tt[CAL_N][3];
+    for (int z = 0; z < 3; z++) {
+        const int s = sizes[z], nrep = reps[z];
         double tin[KP_CAL_REPS], tout[KP_CAL_REPS], tmem[KP_CAL_REPS], trd[KP_CAL_REPS], twr[KP_CAL_REPS];
-        for (int i = 0; i < KP_CAL_REPS; i++) {
+        for (int i = 0; i < nrep; i++) {
             meet(area, me, step++);
             double t0 = now_ns();
             if (ok)
-                memcpy(blk + me * KP_CAL_S2, priv, (size_t)s);
+                memcpy(blk + me * KP_CAL_S3, priv, (size_t)s);
             tin[i] = now_ns() - t0;
             meet(area, me, step++);
             t0 = now_ns();
             if (ok)
-                memcpy(priv2, blk + (1 - me) * KP_CAL_S2, (size_t)s);
+                memcpy(priv2, blk + (1 - me) * KP_CAL_S3, (size_t)s);
             tout[i] = now_ns() - t0;
             meet(area, me, step++);
             t0 = now_ns();
             if (ok)
-                memcpy(priv + KP_CAL_S2, priv2, (size_t)s);
+                memcpy(priv + KP_CAL_S3, priv2, (size_t)s);
             tmem[i] = now_ns() - t0;
             meet(area, me, step++);
             trd[i] = twr[i] = 0;
@@ -208,21 +218,19 @@ static void measure(kp_comm *c, int cma, double *out)
                 twr[i] = now_ns() - t0;
             }
         }
-        tt[CAL_COPY_IN][z] = median(tin, KP_CAL_REPS);
-        tt[CAL_COPY_OUT][z] = median(tout, KP_CAL_REPS);
-        tt[CAL_MEMCPY][z] = median(tmem, KP_CAL_REPS);
-        tt[CAL_PEER_READ][z] = median(trd, KP_CAL_REPS);
-        tt[CAL_PEER_WRITE][z] = median(twr, KP_CAL_REPS);
+        tt[CAL_COPY_IN][z] = median(tin, nrep);
+        tt[CAL_COPY_OUT][z] = median(tout, nrep);
+        tt[CAL_MEMCPY][z] = median(tmem, nrep);
+        tt[CAL_PEER_READ][z] = median(trd, nrep);
+        tt[CAL_PEER_WRITE][z] = median(twr, nrep);
     }
     meet(area, me, step++);
     for (int k = CAL_COPY_IN; k < CAL_N; k++)
-        fit2(tt[k][0], tt[k][1], &out[2 * k], &out[2 * k + 1]);
-    if (!cma) { /* not measurable: keep the defaults (no candidate uses them) */
-        for (int k = CAL_PEER_READ; k <= CAL_PEER_WRITE; k++) {
-            out[2 * k] = cal_default[2 * k];
-            out[2 * k + 1] = cal_default[2 * k + 1];
-        }
-    }
+        fit3(tt[k][0], tt[k][1], tt[k][2], &out[CAL_W * k]);
+    if (!cma) /* not measurable: keep the defaults (no candidate uses them) */
+        for (int k = CAL_PEER_READ; k <= CAL_PEER_WRITE; k++)
+            for (int w = 0; w < CAL_W; w++)
+                out[CAL_W * k + w] = cal_default[CAL_W * k + w];
     free(priv);
     free(priv2);
 }
@@ -253,7 +261,7 @@ int kp_calibrate(kp_comm *c, int cma)
         PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->node);
         if (!all) {
             const double t0 = now_ns();
-            int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S2);
+            int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S3);
             if (rc)
                 return rc;
             double res[CAL_WORDS];
@@ -263,9 +271,9 @@ int kp_calibrate(kp_comm *c, int cma)
             if (c->local < 2)
                 measure(c, paircma, res);
             if (c->local == 0) /* publish for the node, after the data blocks */
-                memcpy(c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), res, sizeof(res));
+                memcpy(c->shm.data + 256 + 2 * KP_CAL_S3 - sizeof(res), res, sizeof(res));
             PMPI_Barrier(c->node);
-            memcpy(cal.v, c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), sizeof(res));
+            memcpy(cal.v, c->shm.data + 256 + 2 * KP_CAL_S3 - sizeof(res), sizeof(res));
             PMPI_Barrier(c->node); /* read before the segment's next use */
             cal.have = 1;
             cal.cost_ns = now_ns() - t0;
@@ -290,16 +298,21 @@ int kp_calibrate(kp_comm *c, int cma)
     mc->intra.piece[0] = (kp_loggp){.max_bytes = -1, .L = 0, .o_s = 100, .o_r = 120, .g = 120, .G = 0.05, .O = 0};
     mc->inter = mc->intra;
     kp_linear *f[CAL_N] = {&mc->flag, &mc->copy_in, &mc->copy_out, &mc->memcpy_, &mc->peer_read, &mc->peer_write};
-    for (int k = 0; k < CAL_N; k++)
-        *f[k] = (kp_linear){agreed[2 * k], agreed[2 * k + 1]};
-    mc->hockney_intra = mc->hockney_inter = (kp_linear){500, 0.05};
+    for (int k = 0; k < CAL_N; k++) {
+        const double *w = &agreed[CAL_W * k];
+        *f[k] = (kp_linear){.fixed = w[0], .per_byte = w[1], .large_from = k == CAL_FLAG ? 0 : KP_CAL_S2,
+                            .large_per_byte = w[2]};
+    }
+    mc->hockney_intra = mc->hockney_inter = (kp_linear){.fixed = 500, .per_byte = 0.05};
     c->calibrated = m && (measured || cal.have) && c->node_size >= 2 && !c->layout.oversub;
     if (measured && kp_verbose() && c->rank == 0) {
         fprintf(stderr,
-                "kport: calibrated in %.0f us (agreed, ns + ns/B): flag %.0f, copy_in %.0f + %.4f, copy_out %.0f + %.4f, "
-                "memcpy %.0f + %.4f, peer_read %.0f + %.4f, peer_write %.0f + %.4f\n",
-                cal.cost_ns / 1000, agreed[0], agreed[2], agreed[3], agreed[4], agreed[5], agreed[6], agreed[7],
-                agreed[8], agreed[9], agreed[10], agreed[11]);
+                "kport: calibrated in %.0f us (agreed, ns + ns/B, above %d B ns/B): flag %.0f, copy_in %.0f + %.4f "
+                "(%.4f), copy_out %.0f + %.4f (%.4f), memcpy %.0f + %.4f (%.4f), peer_read %.0f + %.4f (%.4f), "
+                "peer_write %.0f + %.4f (%.4f)\n",
+                cal.cost_ns / 1000, KP_CAL_S2, agreed[0], agreed[3], agreed[4], agreed[5], agreed[6], agreed[7],
+                agreed[8], agreed[9], agreed[10], agreed[11], agreed[12], agreed[13], agreed[14], agreed[15],
+                agreed[16], agreed[17]);
         fflush(stderr);
     }
     return KP_SUCCESS;
@@ -313,8 +326,9 @@ int kp_calibration_words(const kp_comm *c, double *out, int n)
     const kp_linear *f[CAL_N] = {&c->mach->flag,     &c->mach->copy_in,   &c->mach->copy_out,
                                  &c->mach->memcpy_,  &c->mach->peer_read, &c->mach->peer_write};
     for (int k = 0; k < CAL_N; k++) {
-        out[2 * k] = f[k]->fixed;
-        out[2 * k + 1] = f[k]->per_byte;
+        out[CAL_W * k] = f[k]->fixed;
+        out[CAL_W * k + 1] = f[k]->per_byte;
+        out[CAL_W * k + 2] = f[k]->large_per_byte;
     }
     return CAL_WORDS;
 }

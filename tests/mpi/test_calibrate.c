@@ -103,11 +103,11 @@ static long one(MPI_Comm comm, int coll, long bytes, unsigned char *sb, unsigned
         if (fixed)
             bad += c->calibrated != 0;
         /* the agreed costs, identical everywhere */
-        double w[16] = {0}, *allw = malloc((size_t)P * sizeof(w));
-        kp_calibration_words(c, w, 16);
-        MPI_Allgather(w, 16, MPI_DOUBLE, allw, 16, MPI_DOUBLE, comm);
+        double w[32] = {0}, *allw = malloc((size_t)P * sizeof(w));
+        bad += kp_calibration_words(c, w, 32) < 12; /* at least fixed + per byte of 6 operations */
+        MPI_Allgather(w, 32, MPI_DOUBLE, allw, 32, MPI_DOUBLE, comm);
         for (int r = 0; r < P; r++)
-            bad += memcmp(allw + 16 * r, w, sizeof(w)) != 0;
+            bad += memcmp(allw + 32 * r, w, sizeof(w)) != 0;
         free(allw);
     } else {
         bad++;

@@ -35,11 +35,11 @@ static void machine(kp_machine *m, double peer_fixed, double copy_fixed, double 
     kp_params_init(m);
     m->intra.piece[0] = (kp_loggp){.max_bytes = -1, .L = 0, .o_s = 100, .o_r = 120, .g = 120, .G = 0.05, .O = 0};
     m->inter = m->intra;
-    m->flag = (kp_linear){60, 0};
-    m->copy_in = m->copy_out = (kp_linear){copy_fixed, copy_byte};
-    m->memcpy_ = (kp_linear){10, 0.015};
-    m->peer_read = m->peer_write = (kp_linear){peer_fixed, 0.06};
-    m->hockney_intra = m->hockney_inter = (kp_linear){500, 0.05};
+    m->flag = (kp_linear){.fixed = 60, .per_byte = 0};
+    m->copy_in = m->copy_out = (kp_linear){.fixed = copy_fixed, .per_byte = copy_byte};
+    m->memcpy_ = (kp_linear){.fixed = 10, .per_byte = 0.015};
+    m->peer_read = m->peer_write = (kp_linear){.fixed = peer_fixed, .per_byte = 0.06};
+    m->hockney_intra = m->hockney_inter = (kp_linear){.fixed = 500, .per_byte = 0.05};
 }
 
 static double predict(const kp_machine *m, int coll, const char *name, const kp_layout *L, int P, long long b)

@@ -50,14 +50,14 @@ static void machine(void)
     M.intra.piece[1] = (kp_loggp){-1, 2000, 400, 500, 600, 0.5, 0};
     M.inter.npieces = 1;
     M.inter.piece[0] = (kp_loggp){-1, 5000, 100, 100, 1000, 2, 0};
-    M.flag = (kp_linear){50, 0};
-    M.copy_in = (kp_linear){10, 0.25};
-    M.copy_out = (kp_linear){20, 0.5};
-    M.memcpy_ = (kp_linear){5, 0.125};
-    M.peer_read = (kp_linear){300, 0.25};
-    M.peer_write = (kp_linear){400, 0.5};
-    M.hockney_intra = (kp_linear){1000, 1};
-    M.hockney_inter = (kp_linear){3000, 2};
+    M.flag = (kp_linear){.fixed = 50, .per_byte = 0};
+    M.copy_in = (kp_linear){.fixed = 10, .per_byte = 0.25};
+    M.copy_out = (kp_linear){.fixed = 20, .per_byte = 0.5};
+    M.memcpy_ = (kp_linear){.fixed = 5, .per_byte = 0.125};
+    M.peer_read = (kp_linear){.fixed = 300, .per_byte = 0.25};
+    M.peer_write = (kp_linear){.fixed = 400, .per_byte = 0.5};
+    M.hockney_intra = (kp_linear){.fixed = 1000, .per_byte = 1};
+    M.hockney_inter = (kp_linear){.fixed = 3000, .per_byte = 2};
 }
 
 static kp_layout one_node(int P)

@@ -83,7 +83,8 @@ static char *subst(const char *text, const char *from, const char *to)
 
 static int eq_linear(const kp_linear *a, const kp_linear *b)
 {
-    return a->fixed == b->fixed && a->per_byte == b->per_byte;
+    return a->fixed == b->fixed && a->per_byte == b->per_byte && a->large_from == b->large_from &&
+           a->large_per_byte == b->large_per_byte;
 }
 static int eq_channel(const kp_channel *a, const kp_channel *b)
 {
@@ -175,14 +176,14 @@ static void test_round_trip(void)
     a.inter.npieces = 2;
     a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0};
     a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1};
-    a.flag = (kp_linear){87.654321, 0};
-    a.copy_in = (kp_linear){1.1, 0.0612345};
-    a.copy_out = (kp_linear){2.2, 0.07};
-    a.memcpy_ = (kp_linear){3.3, 0.04999999};
-    a.peer_read = (kp_linear){712.5, 0.0701};
-    a.peer_write = (kp_linear){0.0, 0.0};
-    a.hockney_intra = (kp_linear){499.999, 0.09};
-    a.hockney_inter = (kp_linear){1e4, 1.0 / 7.0};
+    a.flag = (kp_linear){.fixed = 87.654321, .per_byte = 0};
+    a.copy_in = (kp_linear){.fixed = 1.1, .per_byte = 0.0612345};
+    a.copy_out = (kp_linear){.fixed = 2.2, .per_byte = 0.07};
+    a.memcpy_ = (kp_linear){.fixed = 3.3, .per_byte = 0.04999999};
+    a.peer_read = (kp_linear){.fixed = 712.5, .per_byte = 0.0701, .large_from = 32768, .large_per_byte = 0.123456789};
+    a.peer_write = (kp_linear){.fixed = 0.0, .per_byte = 0.0};
+    a.hockney_intra = (kp_linear){.fixed = 499.999, .per_byte = 0.09};
+    a.hockney_inter = (kp_linear){.fixed = 1e4, .per_byte = 1.0 / 7.0};
     CHECK(kp_params_save(tmp, &a) == KP_SUCCESS);
     memset(&b, 0xff, sizeof b);
     CHECK(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS);
@@ -210,7 +211,19 @@ static void test_round_trip(void)
     b.cores = -1;
     CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "machine.cores: -1 is negative"));
     b.cores = 1;
+    b.copy_out.large_from = -5;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "shm.copy_out.large_from: -5 is negative"));
+    b.copy_out.large_from = 4096;
+    b.copy_out.large_per_byte = -0.5;
+    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM &&
+          strstr(err, "shm.copy_out.large_per_byte: -0.5 is negative"));
+    b.copy_out.large_per_byte = 0.5;
     CHECK(kp_params_check(&b, err, sizeof err) == KP_SUCCESS);
+    /* the second slope: beyond large_from the bytes cost large_per_byte */
+    CHECK(kp_linear_cost(&b.copy_out, 4096) == b.copy_out.fixed + 4096 * b.copy_out.per_byte);
+    CHECK(kp_linear_cost(&b.copy_out, 6144) == b.copy_out.fixed + 4096 * b.copy_out.per_byte + 2048 * 0.5);
+    b.copy_out.large_from = 0; /* one slope */
+    CHECK(kp_linear_cost(&b.copy_out, 6144) == b.copy_out.fixed + 6144 * b.copy_out.per_byte);
     CHECK(kp_params_save("/nonexistent-kport-dir/params.json", &b) == KP_ERR_ARG);
     CHECK(kp_params_check(NULL, err, sizeof err) == KP_ERR_PARAM);
 }
@@ -258,6 +271,14 @@ static void test_bad(void)
     BAD_SUBST("\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": 1.5, \"pieces\"",
               "p2p.inter.eager_max: 1.5 is not an integer");
     BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": -0.06}", "shm.copy_in.per_byte: -0.06 is negative");
+    /* the optional second slope: both fields, a positive integer bound */
+    BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": 0.06, \"large_from\": 32768}",
+              "shm.copy_in.large_per_byte: missing");
+    BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": 0.06, \"large_per_byte\": 0.1}", "shm.copy_in.large_from: missing");
+    BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": 0.06, \"large_from\": 0, \"large_per_byte\": 0.1}",
+              "shm.copy_in.large_from: 0 is not an integer from 1");
+    BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": 0.06, \"large_from\": 64, \"large_per_byte\": -1}",
+              "shm.copy_in.large_per_byte: -1 is negative");
     BAD_SUBST("\"alpha\": 501.0", "\"alpha\": -1", "hockney.inter.alpha: -1 is negative");
     BAD_SUBST("\"O\": 5", "\"O\": -5", "p2p.inter.pieces[0].O: -5 is negative");
     BAD_SUBST("\"fixed\": 90.0", "\"fixed\": 1e999", "shm.flag.fixed: not a finite number");
