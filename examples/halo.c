@@ -16,7 +16,10 @@
  * The stencil u' = (c + xl + xh + yl + yh + zl + zh) / 7 is evaluated in
  * the same order by the serial reference, so results must be bitwise
  * equal. Output per method: "halo grid=.. P=.. dims=.. method=..
- * step_us=<median per step of the max over ranks> errors=0"; then
+ * step_us=<median per step of the max over ranks> put_us=<the six puts>
+ * sync_us=<kp_win_barrier> flushes_per_step=<MPI_Win_flush calls, most of
+ * any rank> locks=<window locks taken> yields=<waits that gave the CPU
+ * away> errors=0"; then
  * "halo: OK" or "halo: FAIL" (exit status 1).
  */
 #include <kport.h>
@@ -134,7 +137,8 @@ int main(int argc, char **argv)
                     arr[1][AT(x, y, z)] = -1.0;
                 }
         kp_win_barrier(win);
-        double *times = malloc(sizeof(double) * (size_t)steps);
+        kp_strided_counters_reset(win);
+        double *times = malloc(sizeof(double) * (size_t)steps * 3), *tput = times + steps, *tsync = tput + steps;
         int cur = 0;
         for (int t = 0; t < steps; t++) {
             double t0 = MPI_Wtime();
@@ -145,18 +149,28 @@ int main(int argc, char **argv)
                         v[AT(x, y, z)] = stencil(u[AT(x, y, z)], u[AT(x - 1, y, z)], u[AT(x + 1, y, z)],
                                                  u[AT(x, y - 1, z)], u[AT(x, y + 1, z)], u[AT(x, y, z - 1)],
                                                  u[AT(x, y, z + 1)]);
+            double t1 = MPI_Wtime();
             MPI_Aint off = (MPI_Aint)((1 - cur) * cells * sizeof(double));
             for (int d = 0; d < 3 && rc == KP_SUCCESS; d++)
                 for (int s = 0; s < 2 && rc == KP_SUCCESS; s++)
                     rc = kp_put_strided(v + from[d][s], stride[d], off + to[d][s] * 8, stride[d], count[d], levels[d],
                                         nb[d][s], win);
+            double t2 = MPI_Wtime();
             int r2 = kp_win_barrier(win);
             if (rc == KP_SUCCESS)
                 rc = r2;
-            double dt = MPI_Wtime() - t0;
-            MPI_Allreduce(&dt, &times[t], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            double t3 = MPI_Wtime();
+            double dt[3] = {t3 - t0, t2 - t1, t3 - t2}, mx[3];
+            MPI_Allreduce(dt, mx, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            times[t] = mx[0];
+            tput[t] = mx[1];
+            tsync[t] = mx[2];
             cur = 1 - cur;
         }
+        kp_strided_counters cnt;
+        kp_strided_counters_get(win, &cnt);
+        long long mine[3] = {cnt.data_flushes + cnt.pool_flushes, cnt.locks, cnt.yields}, most[3];
+        MPI_Allreduce(mine, most, 3, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         long errors = 0;
         for (long x = 1; x <= lx; x++)
             for (long y = 1; y <= ly; y++)
@@ -167,9 +181,14 @@ int main(int argc, char **argv)
         int anyrc = 0;
         MPI_Allreduce(&rc, &anyrc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         qsort(times, (size_t)steps, sizeof(double), cmp_double);
+        qsort(tput, (size_t)steps, sizeof(double), cmp_double);
+        qsort(tsync, (size_t)steps, sizeof(double), cmp_double);
         if (rank == 0)
-            printf("halo grid=%ldx%ldx%ld P=%d dims=%dx%dx%d method=%s step_us=%.2f errors=%ld%s\n", NX, NY, NZ, P,
-                   dims[0], dims[1], dims[2], m, times[steps / 2] * 1e6, all, anyrc ? " (a call failed)" : "");
+            printf("halo grid=%ldx%ldx%ld P=%d dims=%dx%dx%d method=%s step_us=%.2f put_us=%.2f sync_us=%.2f "
+                   "flushes_per_step=%.1f locks=%lld yields=%lld errors=%ld%s\n",
+                   NX, NY, NZ, P, dims[0], dims[1], dims[2], m, times[steps / 2] * 1e6, tput[steps / 2] * 1e6,
+                   tsync[steps / 2] * 1e6, (double)most[0] / steps, most[1], most[2], all,
+                   anyrc ? " (a call failed)" : "");
         if (all || anyrc)
             fail = 1;
         free(times);

@@ -258,6 +258,22 @@ int kp_strided_set_method(const char *name);
 /* The method the last strided call of this thread used ("pack", ...). */
 const char *kp_strided_last_method(void);
 
+/* What a window's strided calls cost in MPI calls, counted since the window
+ * was created or the counters were last reset (for tests and tuning; the
+ * counts are this rank's). */
+typedef struct kp_strided_counters {
+    long long calls;        /* strided calls started (blocking or not) */
+    long long data_ops;     /* MPI put / get / accumulate on the data window */
+    long long data_flushes; /* MPI_Win_flush / flush_all on the data window */
+    long long pool_ops;     /* MPI operations on the pack method's slot pool */
+    long long pool_flushes; /* MPI_Win_flush on the slot pool */
+    long long locks;        /* MPI_Win_lock / lock_all / unlock / unlock_all */
+    long long polls;        /* rounds of a waiting loop (a poll found nothing) */
+    long long yields;       /* of which gave the CPU away (sched_yield) */
+} kp_strided_counters;
+int kp_strided_counters_get(kp_win win, kp_strided_counters *out);
+int kp_strided_counters_reset(kp_win win);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,6 +78,7 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         rc = build(sd, &op->rside, base, n0, &rt);
     if (rc == KP_SUCCESS) {
         int e;
+        w->cnt.data_ops++;
         if (op->kind == KP_RMA_PUT)
             e = MPI_Rput(src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, w->win, &req->mreq);
         else if (op->kind == KP_RMA_GET)

@@ -48,6 +48,7 @@ int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         for (int64_t done = 0; done < c0;) {
             int64_t part = c0 - done > PART ? PART : c0 - done;
             int e;
+            w->cnt.data_ops++;
             if (op->kind == KP_RMA_PUT)
                 e = MPI_Put(lp + done, (int)part, MPI_BYTE, T, rd + done, (int)part, MPI_BYTE, w->win);
             else if (op->kind == KP_RMA_GET)

@@ -77,6 +77,7 @@ static void fill_hdr(kp_win w, const kp_rma_op *op, kp_slot_hdr *h, int64_t t, i
 static int wait_turn(kp_win w, int target, int64_t t)
 {
     int s = (int)(t % w->nslots);
+    unsigned spins = 0;
     for (;;) {
         int64_t turn;
         int rc = kp_pool_read(w, target, kp_ctrl_turn(s), &turn);
@@ -90,6 +91,7 @@ static int wait_turn(kp_win w, int target, int64_t t)
         rc = kp_rma_progress(w);
         if (rc)
             return rc;
+        kp_rma_idle(w, &spins);
     }
 }
 
@@ -129,6 +131,7 @@ int kp_pack_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         if (op->kind == KP_RMA_ACC)
             kp_acc_scale(op->acc_type, op->scale, b + KP_SLOT_HDR, b + KP_SLOT_HDR, len);
         if (i > 0) { /* piece i-1 was in flight while we packed piece i */
+            w->cnt.pool_flushes++;
             if (MPI_Win_flush(T, w->pool) != MPI_SUCCESS)
                 return kp_error(KP_ERR_MPI, "strided pack: MPI_Win_flush(%d) failed", T);
             rc = kp_pool_write(w, T, kp_ctrl_ready((int)((t - 1) % w->nslots)), t);
@@ -138,11 +141,13 @@ int kp_pack_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         rc = wait_turn(w, T, t);
         if (rc)
             return rc;
+        w->cnt.pool_ops++;
         if (MPI_Put(b, (int)(KP_SLOT_HDR + len), MPI_BYTE, T, kp_slot_disp(w, (int)(t % w->nslots)),
                     (int)(KP_SLOT_HDR + len), MPI_BYTE, w->pool) != MPI_SUCCESS)
             return kp_error(KP_ERR_MPI, "strided pack: MPI_Put of a slot to rank %d failed", T);
     }
     if (n > 0) {
+        w->cnt.pool_flushes++;
         if (MPI_Win_flush(T, w->pool) != MPI_SUCCESS)
             return kp_error(KP_ERR_MPI, "strided pack: MPI_Win_flush(%d) failed", T);
         int64_t t = t0 + n - 1;
@@ -175,6 +180,8 @@ int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished)
                 int64_t off = req->sent * B, len = N - off < B ? N - off : B;
                 kp_slot_hdr h;
                 fill_hdr(w, &op, &h, t, off, len);
+                w->cnt.pool_ops++;
+                w->cnt.pool_flushes++;
                 if (MPI_Put(&h, (int)sizeof(h), MPI_BYTE, T, kp_slot_disp(w, s), (int)sizeof(h), MPI_BYTE,
                             w->pool) != MPI_SUCCESS ||
                     MPI_Win_flush(T, w->pool) != MPI_SUCCESS)
@@ -191,6 +198,8 @@ int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished)
             rc = kp_pool_read(w, T, kp_ctrl_ready(s), &ready);
             if (rc == KP_SUCCESS && ready == ((t + 1) | KP_READY_REPLY)) {
                 int64_t off = req->harvested * B, len = N - off < B ? N - off : B;
+                w->cnt.pool_ops++;
+                w->cnt.pool_flushes++;
                 if (MPI_Get(req->buf, (int)len, MPI_BYTE, T, kp_slot_disp(w, s) + KP_SLOT_HDR, (int)len, MPI_BYTE,
                             w->pool) != MPI_SUCCESS ||
                     MPI_Win_flush(T, w->pool) != MPI_SUCCESS)
@@ -223,6 +232,7 @@ static int acc_run(int64_t where, int64_t soff, int64_t n, void *a)
     while (n > 0) {
         int64_t part = n > ((int64_t)1 << 30) ? ((int64_t)1 << 30) : n;
         int cnt = (int)(part / c->esize);
+        c->w->cnt.data_ops++;
         if (MPI_Accumulate(src, cnt, c->etype, c->w->rank, c->disp + where, cnt, c->etype, MPI_SUM, c->w->win) !=
             MPI_SUCCESS)
             return kp_error(KP_ERR_MPI, "strided pack: MPI_Accumulate into the own window failed");
@@ -279,6 +289,7 @@ int kp_agent_run(kp_win w)
             acc_arg a = {w, data, h.off, h.disp, MPI_DATATYPE_NULL, 0};
             a.etype = acc_mpi_type(h.acc_type, &a.esize);
             rc = kp_sd_runs(&sd, &side, h.off, h.len, acc_run, &a);
+            w->cnt.data_flushes++;
             if (rc == KP_SUCCESS && MPI_Win_flush(w->rank, w->win) != MPI_SUCCESS)
                 rc = kp_error(KP_ERR_MPI, "strided agent: MPI_Win_flush(self) failed");
             if (rc == KP_SUCCESS)
@@ -323,6 +334,7 @@ int kp_pack_fence(kp_win w, int target)
         return KP_SUCCESS;
     int64_t t = last - 1;
     int s = (int)(t % w->nslots);
+    unsigned spins = 0;
     for (;;) {
         int64_t turn;
         int rc = kp_pool_read(w, target, kp_ctrl_turn(s), &turn);
@@ -333,6 +345,7 @@ int kp_pack_fence(kp_win w, int target)
         rc = kp_rma_progress(w);
         if (rc)
             return rc;
+        kp_rma_idle(w, &spins);
     }
     w->pack_pending[target] = 0;
     return KP_SUCCESS;

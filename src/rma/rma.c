@@ -156,18 +156,22 @@ static int complete(struct kp_request_s *r, int test, int *done)
         /* then flush for remote completion (issue order) */
         __attribute__((fallthrough));
     case KP_M_DIRECT:
+        w->cnt.data_flushes++;
         if (MPI_Win_flush(r->target, w->win) != MPI_SUCCESS)
             return kp_error(KP_ERR_MPI, "strided: MPI_Win_flush(%d) failed", r->target);
         *done = 1;
         break;
-    default: /* pack */
+    default: { /* pack */
+        unsigned spins = 0;
         while (rc == KP_SUCCESS && !r->done) {
             rc = kp_rma_progress(w);
-            if (test)
+            if (test || r->done)
                 break;
+            kp_rma_idle(w, &spins);
         }
         *done = r->done;
         break;
+    }
     }
     return rc;
 }
@@ -186,6 +190,7 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_METHOD=\"%s\" is not direct, datatype, pack or auto",
                         getenv("KPORT_STRIDED_METHOD"));
     kp_win_enter(win);
+    win->cnt.calls++;
     rc = kp_rma_progress(win);
     if (rc || op->sd.total == 0) {
         kp_win_leave(win);

@@ -98,7 +98,13 @@ struct kp_win_s {
     int outstanding;           /* started, not completed direct / datatype requests */
     /* cost model parameters used by auto (auto.c) */
     double ts, tn, tm, tc, tp, td0, td1;
+    int oversub; /* more ranks on this machine than cores: yield when waiting */
+    kp_strided_counters cnt;
 };
+
+/* One round of a waiting loop that found nothing: counted; gives the CPU
+ * away when the machine is oversubscribed or the wait is long. */
+void kp_rma_idle(kp_win w, unsigned *spins);
 
 /* Slot control word addresses (displacements in the pool window). */
 #define KP_CTRL_RESERVE 0

@@ -19,9 +19,11 @@
 
 #include "core/core.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int env_int(const char *name, int def, int lo, int hi)
 {
@@ -95,6 +97,16 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     MPI_Barrier(w->comm);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->pool);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
+    w->cnt.locks += 2; /* both epochs stay open for the window's life */
+    {
+        MPI_Comm node;
+        int nlocal = 1;
+        MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &nlocal);
+        MPI_Comm_free(&node);
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        w->oversub = ncpu > 0 && nlocal > ncpu;
+    }
     MPI_Win_sync(w->pool);
     MPI_Barrier(w->comm);
     kp_rma_params_default(w);
@@ -212,6 +224,8 @@ void kp_win_leave(kp_win w)
 int kp_pool_read(kp_win w, int r, MPI_Aint disp, int64_t *v)
 {
     int64_t dummy = 0;
+    w->cnt.pool_ops++;
+    w->cnt.pool_flushes++;
     if (MPI_Fetch_and_op(&dummy, v, MPI_INT64_T, r, disp, MPI_NO_OP, w->pool) != MPI_SUCCESS ||
         MPI_Win_flush(r, w->pool) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "strided: reading a slot control word at rank %d failed", r);
@@ -221,6 +235,8 @@ int kp_pool_read(kp_win w, int r, MPI_Aint disp, int64_t *v)
 int kp_pool_write(kp_win w, int r, MPI_Aint disp, int64_t v)
 {
     int64_t old;
+    w->cnt.pool_ops++;
+    w->cnt.pool_flushes++;
     if (MPI_Fetch_and_op(&v, &old, MPI_INT64_T, r, disp, MPI_REPLACE, w->pool) != MPI_SUCCESS ||
         MPI_Win_flush(r, w->pool) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "strided: writing a slot control word at rank %d failed", r);
@@ -229,6 +245,8 @@ int kp_pool_write(kp_win w, int r, MPI_Aint disp, int64_t v)
 
 int kp_pool_fadd(kp_win w, int r, MPI_Aint disp, int64_t add, int64_t *old)
 {
+    w->cnt.pool_ops++;
+    w->cnt.pool_flushes++;
     if (MPI_Fetch_and_op(&add, old, MPI_INT64_T, r, disp, MPI_SUM, w->pool) != MPI_SUCCESS ||
         MPI_Win_flush(r, w->pool) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "strided: fetch-and-add at rank %d failed", r);
@@ -242,8 +260,11 @@ static int fence_locked(kp_win w, int target)
     for (int r = lo; r < hi && rc == KP_SUCCESS; r++) {
         rc = kp_pack_fence(w, r);
         /* blocking operations were flushed when they completed */
-        if (rc == KP_SUCCESS && w->outstanding > 0 && MPI_Win_flush(r, w->win) != MPI_SUCCESS)
-            rc = kp_error(KP_ERR_MPI, "kp_win_fence: MPI_Win_flush(%d) failed", r);
+        if (rc == KP_SUCCESS && w->outstanding > 0) {
+            w->cnt.data_flushes++;
+            if (MPI_Win_flush(r, w->win) != MPI_SUCCESS)
+                rc = kp_error(KP_ERR_MPI, "kp_win_fence: MPI_Win_flush(%d) failed", r);
+        }
     }
     return rc;
 }
@@ -277,17 +298,48 @@ int kp_win_barrier(kp_win win)
     MPI_Request br;
     MPI_Ibarrier(win->comm, &br);
     int done = 0;
+    unsigned spins = 0;
     while (!done) {
         MPI_Test(&br, &done, MPI_STATUS_IGNORE);
         if (!done) {
             int r2 = kp_rma_progress(win);
             if (rc == KP_SUCCESS)
                 rc = r2;
+            kp_rma_idle(win, &spins);
         }
     }
     MPI_Win_sync(win->win);
     kp_win_leave(win);
     return rc;
+}
+
+void kp_rma_idle(kp_win w, unsigned *spins)
+{
+    w->cnt.polls++;
+    if (w->oversub || ++*spins > 4096) {
+        w->cnt.yields++;
+        sched_yield(); /* more ranks than cores, or a long wait: let the others run */
+    }
+}
+
+int kp_strided_counters_get(kp_win win, kp_strided_counters *out)
+{
+    if (!win || !out)
+        return kp_error(KP_ERR_ARG, "kp_strided_counters_get: win or out is NULL");
+    kp_win_enter(win);
+    *out = win->cnt;
+    kp_win_leave(win);
+    return KP_SUCCESS;
+}
+
+int kp_strided_counters_reset(kp_win win)
+{
+    if (!win)
+        return kp_error(KP_ERR_ARG, "kp_strided_counters_reset: win is NULL");
+    kp_win_enter(win);
+    memset(&win->cnt, 0, sizeof(win->cnt));
+    kp_win_leave(win);
+    return KP_SUCCESS;
 }
 
 int kp_win_progress(kp_win win)

@@ -20,7 +20,9 @@
  *   nonblocking  three puts and two gets in flight per rank, to two
  *         targets, completed in reverse order and by kp_test polling;
  *   bad   descriptors refused with the expected code and a message, and
- *         every window unchanged afterwards.
+ *         every window unchanged afterwards;
+ *   counters  the MPI calls per call (kp_strided_counters): one flush per
+ *         blocking direct / datatype call, no lock, none by barriers.
  * --user-window: the window is the program's own (MPI_Win_create over
  * malloc'd memory) wrapped with kp_win_from_mpi.
  * --thread: MPI_THREAD_MULTIPLE and the helper thread; the targets sit in a
@@ -462,6 +464,67 @@ static void test_thread(int tag)
     kp_win_barrier(win);
 }
 
+/* The MPI calls a strided call costs, from the window's counters: one
+ * flush per blocking direct / datatype call and no lock, so a halo step of
+ * six face puts and a barrier is six flushes whatever the method's chunk
+ * count (a flush or lock per chunk, or a barrier flushing what the calls
+ * already completed, would show here, not only as time). */
+static void test_counters(int tag)
+{
+    enum { K1 = 6, K2 = 5 };
+    unsigned char *src = calloc(K1 * K2 * 40, 1);
+    MPI_Aint count[3] = {8, K1, K2}, st[2] = {24, 24 * K1};
+    const int target = (rank + 1) % P;
+    double one = 1.0;
+    const char *ms[2] = {"direct", "datatype"};
+    for (int mi = 0; mi < 2; mi++) {
+        kp_strided_set_method(ms[mi]);
+        kp_win_barrier(win);
+        kp_strided_counters_reset(win);
+        int rc = kp_put_strided(src, st, 0, st, count, 2, target, win);
+        rc |= kp_get_strided(src, st, 4096, st, count, 2, target, win);
+        rc |= kp_acc_strided(KP_ACC_DOUBLE, &one, src, st, 8192, st, count, 2, target, win);
+        kp_strided_counters c;
+        kp_strided_counters_get(win, &c);
+        const long long ops = mi == 0 ? 3LL * K1 * K2 : 3;
+        kt_expect(rc == KP_SUCCESS && c.calls == 3 && c.data_ops == ops && c.data_flushes == 3 && c.locks == 0 &&
+                      c.pool_ops == 0 && c.pool_flushes == 0,
+                  "%s: put+get+acc of %d chunks: calls %lld, data ops %lld (want %lld), data flushes %lld (want 3), "
+                  "locks %lld, pool ops %lld (want 0)",
+                  ms[mi], K1 * K2, c.calls, c.data_ops, ops, c.data_flushes, c.locks, c.pool_ops);
+        /* a halo-like step, ten times: two face puts per neighbour, a barrier */
+        kp_win_barrier(win);
+        kp_strided_counters_reset(win);
+        for (int step = 0; step < 10; step++) {
+            rc |= kp_put_strided(src, st, 0, st, count, 2, target, win);
+            rc |= kp_put_strided(src, st, 2048, st, count, 2, (rank + P - 1) % P, win);
+            rc |= kp_win_barrier(win);
+        }
+        kp_strided_counters_get(win, &c);
+        kt_expect(rc == KP_SUCCESS && c.calls == 20 && c.data_flushes == 20 && c.locks == 0 && c.pool_ops == 0,
+                  "%s: 10 steps of 2 puts + barrier: calls %lld, data flushes %lld (want 20), locks %lld, pool ops %lld",
+                  ms[mi], c.calls, c.data_flushes, c.locks, c.pool_ops);
+    }
+    /* pack: one slot's piece costs a reservation, the slot's put, its ready
+     * word and the turn poll(s); never the data window, never a lock */
+    kp_strided_set_method("pack");
+    kp_win_barrier(win);
+    kp_strided_counters_reset(win);
+    int rc = kp_put_strided(src, st, 0, st, count, 2, target, win);
+    kp_strided_counters c;
+    kp_strided_counters_get(win, &c);
+    kt_expect(rc == KP_SUCCESS && c.calls == 1 && c.data_ops == 0 && c.data_flushes == 0 && c.locks == 0 &&
+                  c.pool_ops >= 4 && c.pool_flushes <= c.pool_ops,
+              "pack put: calls %lld, data ops %lld, data flushes %lld, locks %lld (want 0), pool ops %lld (want >= 4)",
+              c.calls, c.data_ops, c.data_flushes, c.locks, c.pool_ops);
+    kp_win_barrier(win);
+    kp_strided_set_method(NULL);
+    kt_expect(kp_strided_counters_get(NULL, &c) == KP_ERR_ARG && kp_strided_counters_reset(NULL) == KP_ERR_ARG,
+              "kp_strided_counters_*(NULL) accepted");
+    (void)tag;
+    free(src);
+}
+
 int main(int argc, char **argv)
 {
     int thread = 0, user = 0;
@@ -527,6 +590,7 @@ int main(int argc, char **argv)
         }
         kp_strided_set_method(NULL);
         test_bad(++tag);
+        test_counters(++tag);
     }
     rc = kp_win_free(&win);
     kt_expect(rc == KP_SUCCESS && win == NULL, "kp_win_free: %s", kp_last_error());
