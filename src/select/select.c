@@ -7,12 +7,16 @@
  *     apply to this P), the fallback policy decides: KPORT_FALLBACK=error
  *     (default: return KP_ERR_UNSUPPORTED), warn (rank 0 prints a warning,
  *     the automatic choice runs), silent (the automatic choice runs).
- *  3. Otherwise the built-in rules of kp_select_auto().
+ *  3. Otherwise the first rule of the tuning file (KPORT_TUNING_FILE,
+ *     select/tuning.c) that matches the call and applies at its P.
+ *  4. Otherwise the built-in rules of kp_select_auto() (on one node with
+ *     calibrated costs, the cost model's pick: calibrate.c).
  *
  * KPORT_VERBOSE=1 prints on rank 0, whenever a plan is first built, which
  * algorithm runs and why.
  */
 #include "core/core.h"
+#include "select/tuning.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -124,6 +128,7 @@ int kp_settings_load(void)
             snprintf(st.load_err, sizeof(st.load_err), "%s: %s", coll_env[c], err);
         }
     }
+    kp_tuning_load(st.verbose); /* KPORT_TUNING_FILE: a bad file is reported and ignored, never an error here */
     return st.load_rc ? kp_error(st.load_rc, "%s", st.load_err) : KP_SUCCESS;
 }
 
@@ -397,6 +402,15 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         }
         pl->announced = 1;
         fell = "fallback from a forced algorithm that cannot apply";
+    }
+    if ((rc = kp_tuning_select(c, coll, bytes, root, inplace, &pl, ch.why, sizeof ch.why)))
+        return rc;
+    if (pl) { /* the tuning file's first rule that applies */
+        if (st.verbose && !pl->announced)
+            say(c, "runs", coll, bytes, pl->name, ch.why);
+        pl->announced = 1;
+        *out = pl;
+        return KP_SUCCESS;
     }
     if ((rc = kp_comm_select_auto(c, coll, bytes, root, inplace, &ch)))
         return rc;
