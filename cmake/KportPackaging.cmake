@@ -187,7 +187,8 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_CONFLICTS "${kport_conflicts_tools}")
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION
   "kport MPI collectives - tools and drop-in library (${KPORT_PACKAGE_MPI})
 kport-bench (benchmark against the native MPI collectives), kport-check (the
-schedule checker and GOAL export) and libkport-pmpi.so, which runs an
+schedule checker and GOAL export), kport-tune (writes the tuning file
+KPORT_TUNING_FILE from kport-bench's measurements) and libkport-pmpi.so, which runs an
 unmodified MPI program's MPI_Allgather, MPI_Gather, MPI_Alltoall and
 MPI_Barrier through kport under LD_PRELOAD. Built against ${KPORT_PACKAGE_MPI}.")
 

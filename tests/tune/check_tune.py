@@ -26,6 +26,8 @@ CASE:
               in both runs: the calibrated choice varies between runs), the
               error (file, line, field) printed once, verbose or not
   forced      KPORT_ALLGATHER=ring with the file: ring at every size
+  run         kport-tune --run (--bench kport-bench; all-gather at 8 and
+              4096 B, the barrier) writes rules at P = NP that kport follows
 Exit 0 when every check passed; each failure is printed.
 """
 
@@ -199,9 +201,29 @@ def case_forced(a, mpi, tmp):
     check(all(names.get(s) == "bruck:k=1" for s in SIZES), "without the forced one the file's bruck:k=1: %s" % names)
 
 
+def case_run(a, mpi, tmp):
+    out = os.path.join(tmp, "run.json")
+    cmd = [sys.executable, a.tune, "--run", "--bench", a.bench, "--mpirun", " ".join(mpi), "--np", str(a.np),
+           "--colls", "allgather,barrier", "--sizes", "8:4096", "--iters", "5", "--warmup", "1", "-o", out]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    if not check(p.returncode == 0, "kport-tune --run failed: %s" % p.stderr[-500:]):
+        return
+    doc = json.load(open(out))
+    colls = sorted(set(r["collective"] for r in doc["rules"]))
+    check(colls == ["allgather", "barrier"], "rules for %s, expected allgather and barrier" % colls)
+    check(all(r["P"] == [a.np, a.np] for r in doc["rules"]), "every rule at P=%d" % a.np)
+    names, _ = run(mpi, a.np, a.prog, {"KPORT_TUNING_FILE": out}, [8, 4096])
+    for s in (8, 4096):
+        i = first_rule(doc, a.np, 1, a.np, s)
+        check(i is not None and names.get(s) == doc["rules"][i]["algorithm"],
+              "%d B: ran %s, the file says %s" % (s, names.get(s), i is not None and doc["rules"][i]["algorithm"]))
+    print("  kport-tune --run: %d rules, followed" % len(doc["rules"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=("roundtrip", "fallthrough", "malformed", "forced"))
+    ap.add_argument("case", choices=("roundtrip", "fallthrough", "malformed", "forced", "run"))
+    ap.add_argument("--bench", help="kport-bench (case run)")
     ap.add_argument("--tune", required=True)
     ap.add_argument("--run", dest="prog", required=True)
     ap.add_argument("--np", type=int, default=2)
@@ -210,7 +232,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kport_tune_") as tmp:
         {"roundtrip": case_roundtrip, "fallthrough": case_fallthrough, "malformed": case_malformed,
-         "forced": case_forced}[a.case](a, a.mpi, tmp)
+         "forced": case_forced, "run": case_run}[a.case](a, a.mpi, tmp)
     print("%s: %s" % (a.case, "%d failed" % len(failures) if failures else "passed"))
     return 1 if failures else 0
 
