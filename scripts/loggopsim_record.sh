@@ -37,7 +37,9 @@ trap 'rm -rf "$tmp"' EXIT
 # (LogGOPSim: s <= S eager); set b: 64 KiB > S is rendezvous.
 sets=("a:-L 2000 -o 300 -g 500 -G 1 -O 0 -S 65536" "b:-L 1500 -o 700 -g 200 -G 3 -O 1 -S 1024")
 
-# cases: collective, algorithm, ranks, sizes, extra kport-check options
+# cases: collective, algorithm, ranks, sizes, extra kport-check options.
+# bruck:k=8 at P=64 frees up to 64 operations of a rank at once (LogGOPSim
+# orders them by type with an unstable sort above 16)
 cases=(
     "barrier dissemination 2,3,5,8,16,64 0"
     "barrier nway_dissemination:n=1 2,3,5,8,16,64 0"
@@ -50,6 +52,7 @@ cases=(
     "allgather bruck:k=1 5 8 --inplace"
     "allgather bruck:k=2 3,5,8,16,64 8,65536"
     "allgather bruck:k=3 5,8,16,64 8,65536"
+    "allgather bruck:k=8 64 8,65536"
     "allgather recursive_doubling 2,8,16,64 8,65536"
     "allgather direct:k=1 2,3,5,8,16 8,65536"
     "allgather direct:k=4 5,8,16,64 8,65536"
@@ -68,6 +71,7 @@ cases=(
     "alltoall direct:k=4 5,8,16,64 8,65536"
     "alltoall bruck:k=1 2,3,5,8,16,64 8,65536"
     "alltoall bruck:k=2 3,5,8,16 8,65536"
+    "alltoall bruck:k=8 16,64 8,65536"
 )
 
 n=0 skipped=0
