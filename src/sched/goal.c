@@ -75,6 +75,8 @@ static void rank_goal(const kp_sched *s, FILE *out)
         }
         i = end;
     }
+    if (label == 0) /* nothing to do (P = 1, in place): LogGOPSim crashes on a file without events */
+        fprintf(out, "l0: calc 0\n");
     fprintf(out, "}\n");
 }
 

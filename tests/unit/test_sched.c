@@ -153,6 +153,13 @@ static void test_goal_inplace(void)
         free(t);
         kp_sched_free(&s);
     }
+    /* one rank in place: nothing left but the vertex LogGOPSim needs */
+    kp_sched one;
+    CHECK(kp_algo_build_ex(kp_algo_find(KP_COLL_ALLGATHER, "ring"), NULL, 0, 1, 8, 0, 1, &one) == KP_SUCCESS);
+    char *t1 = goal_text(&one);
+    CHECK(!strcmp(t1, "num_ranks 1\nrank 0 {\nl0: calc 0\n}\n"));
+    free(t1);
+    kp_sched_free(&one);
     /* a built in-place ring all-gather: no calc of the own block on any rank */
     const kp_algo *a = kp_algo_find(KP_COLL_ALLGATHER, "ring");
     for (int r = 0; r < 3; r++) {
