@@ -7,9 +7,11 @@
 # value comes from). Prints per size the ranking (the five fastest with their
 # times), the winner and the paper's winner for that size:
 #   SMP-aware Gather+Bcast up to 256 B, SMP-aware Bruck 512 B - 8 KB, Direct 16 KB - 1 MB.
-# "yes" when the fastest of the paper's algorithm classes is the paper's class
-# (kport's own algorithms - ring, recursive doubling, concurrent exchange - are
-# ranked too but the comparison is among the paper's classes).
+# "yes" when the fastest of the paper's algorithms - as the paper runs them, k = 2
+# ports (one per rail), Gather+Bcast with either inter-node gather - is the
+# paper's winner; kport's own algorithms (ring, recursive doubling, concurrent
+# exchange) and the k = 1 variants are ranked too, outside that comparison.
+# RAILS=r (default 2) sets kport-sim's --rails.
 #
 #   scripts/sim_paper000.sh [--sim PATH] [--check PATH] [--model] [--params FILE]
 #
@@ -39,7 +41,7 @@ first() { for f in "$@"; do [ -x "$f" ] && { echo "$f"; return; }; done; echo ""
 [ -n "$check" ] || check=$(first build/ompi/kport-check build/*/kport-check)
 [ -f "$params" ] || { echo "sim_paper000: $params: no such file" >&2; exit 2; }
 
-P=16 NODE=4 RAILS=2
+P=16 NODE=4 RAILS=${RAILS:-2}
 algs="smp_gather_bcast:tree=1 smp_gather_bcast:tree=2 smp_bruck:k=1 smp_bruck:k=2 smp_direct:k=1 smp_direct:k=2
       direct:k=1 direct:k=2 bruck:k=1 bruck:k=2 standard_exchange:k=1 standard_exchange:k=2
       ring recursive_doubling concurrent_exchange:C=2 concurrent_exchange:C=4 concurrent_exchange_split"
@@ -73,10 +75,11 @@ run_sim() {
 paper_winner() { # the paper's best algorithm class at $1 bytes
     if [ "$1" -le 256 ]; then echo smp_gather_bcast; elif [ "$1" -le 8192 ]; then echo smp_bruck; else echo direct; fi
 }
-class() { # the paper's class of a kport algorithm, "-" for kport's own
+class() { # the paper's class of a kport algorithm as the paper runs it (k = 2 ports, one per rail;
+    # Gather+Bcast with a tree or direct gather), "-" for the rest (kport's own, and k = 1)
     case $1 in
-    smp_gather_bcast*) echo smp_gather_bcast ;; smp_bruck*) echo smp_bruck ;; smp_direct*) echo smp_direct ;;
-    direct*) echo direct ;; bruck*) echo bruck ;; standard_exchange*) echo standard_exchange ;; *) echo - ;;
+    smp_gather_bcast*) echo smp_gather_bcast ;; smp_bruck:k=2) echo smp_bruck ;; smp_direct:k=2) echo smp_direct ;;
+    direct:k=2) echo direct ;; bruck:k=2) echo bruck ;; standard_exchange:k=2) echo standard_exchange ;; *) echo - ;;
     esac
 }
 fmt_size() { if [ "$1" -ge 1048576 ]; then echo "$(($1 / 1048576)) MiB"; elif [ "$1" -ge 1024 ]; then echo "$(($1 / 1024)) KiB"; else echo "$1 B"; fi; }
@@ -92,7 +95,7 @@ table() { # $1: tool name, $2: file of "alg bytes us"
         best="" bestc=""
         while read -r t a; do
             c=$(class "$a")
-            if [ "$c" != - ]; then best="$a $t" bestc=$c; break; fi
+            if [ "$c" != - ]; then best="$a $(printf %.1f "$t")" bestc=$c; break; fi
         done <<< "$sorted"
         same=no
         [ "$bestc" = "$pw" ] && { same=yes; agree=$((agree + 1)); }
