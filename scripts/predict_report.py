@@ -83,6 +83,44 @@ def summary(cells):
     }
 
 
+def sim_report(a, cells):
+    """The same cells predicted by kport-sim (--params, all ranks on one
+    node as kport-bench runs them): per algorithm the median error and the
+    worst cell, then the total; printed before the cost model's tables."""
+    import subprocess
+    files = dict(x.split("=", 1) if "=" in x else ("", x) for x in a.sim_params)
+    out, skipped = [], 0
+    for key, m, _p, _r in cells:
+        mpi, coll, P, alg, size = key
+        if alg.split(" (")[0] in ("auto", "native", "memcpy"):  # run-time choices: nothing to simulate
+            skipped += 1
+            continue
+        tag = "ompi" if mpi.lower().startswith("open mpi") else mpi.split()[0].lower() if mpi else ""
+        pf = files.get(tag, files.get(""))
+        cmd = [a.sim, coll, "-a", alg.split(" (")[0], "-P", str(P), "-m", str(size), "--node-size", str(P),
+               "--format", "json", "-q"] + (["--params", pf] if pf else [])
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        if r.returncode:
+            print(f"# kport-sim: {alg} {size} B: {r.stderr.strip()[:200]}")
+            continue
+        ps = json.loads(r.stdout)["max_time_ns"] / 1e3
+        out.append((key, m, ps, ps / m))
+    if not out:
+        return
+    groups = OrderedDict()
+    for c in out:
+        groups.setdefault(c[0][:4], []).append(c)
+    print(f"# kport-sim ({a.sim}) on the same cells ({skipped} cells of auto, native, memcpy left out)\n{'# MPI':<16}{'algorithm':<28}{'P':>3}{'cells':>6}"
+          f"{'median err':>11}  {'worst cell (size B: sim/meas us = ratio)':<44}{'>25%':>6}{'>2x':>5}")
+    for k, g in list(groups.items()) + [(("all", "", "", "all cells"), out)]:
+        s = summary(g)
+        w = s["worst"]
+        wd = f"{w[0][4]}: {w[2]:.3f}/{w[1]:.3f} = {w[3]:.2f}x"
+        print(f"{k[0][:15]:<16}{k[3][:27]:<28}{k[2]:>3}{s['cells']:>6}{100 * s['median_error']:>10.1f}%  "
+              f"{wd:<44}{s['over25']:>6}{s['over2x']:>5}")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="+", help="kport-bench --format json output (- for stdin)")
@@ -91,10 +129,15 @@ def main():
     ap.add_argument("--coll", default=None, help="only this collective")
     ap.add_argument("--markdown", action="store_true", help="markdown tables")
     ap.add_argument("--json", action="store_true", help="one JSON object with the summary and every cell")
+    ap.add_argument("--sim", help="kport-sim: predict every cell with it too (a second table)")
+    ap.add_argument("--sim-params", action="append", default=[], metavar="[MPI=]FILE",
+                    help="parameter file for kport-sim --params; MPI= (ompi, mpich) picks the cells of one build")
     a = ap.parse_args()
     cells = load(a.files, a.min, a.max, a.coll)
     if not cells:
         sys.exit("predict_report: no cell has both a measured median and a prediction")
+    if a.sim:
+        sim_report(a, cells)
     groups = OrderedDict()
     for c in cells:
         groups.setdefault(c[0][:4], []).append(c)
