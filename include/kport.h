@@ -174,18 +174,21 @@ void kp_release_caches(void);
  *   direct    one MPI_Put / MPI_Get / MPI_Accumulate per contiguous chunk,
  *             all completed together by one flush;
  *   datatype  one MPI operation with a derived datatype describing the
- *             section on each side (the network walks the descriptor);
+ *             section on each side (the network walks the descriptor); the
+ *             committed types of recent layouts are cached per window;
  *   pack      the origin packs the section into bounce buffers (pipelined)
  *             and writes them, each with the descriptor of its part, into
  *             free slots of the target's pool (a slot is reserved with an
  *             atomic fetch-and-op before it is written); the target's
  *             progress agent unpacks them. A get asks the target to pack
  *             into its slots and reads them back;
- *   auto      (default) the cheapest by the cost model T_direct = k*ts +
- *             tn*N, T_pack = ts + tn*N + 2*tm*N (+ slots' protocol), and the
- *             datatype method's measured cost; parameters from the "rma"
- *             object of the parameter file named by KPORT_PARAMS
- *             (docs/PARAMETERS.md), else built-in defaults.
+ *   auto      (default) the cheapest by the cost model T_direct = t0 +
+ *             (k-1)*ts + tn*N, T_pack = n*tp + tn*N + 2*tm*N (+ per chunk
+ *             copied), T_datatype = td0 + (k-1)*td1 + tn*N, accumulate with
+ *             its own costs; parameters from the "rma" object of the
+ *             parameter file named by KPORT_PARAMS (docs/PARAMETERS.md,
+ *             written by kport-bench strided --calibrate), else built-in
+ *             defaults.
  * KPORT_STRIDED_METHOD=direct|datatype|pack|auto or kp_strided_set_method
  * forces one.
  *

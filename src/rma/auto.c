@@ -1,16 +1,23 @@
 /*
  * Method "auto": the paper's cost model (section 4) chooses per call.
  *
- *   T_direct   = k * ts + tn * N                      (equation 1)
+ *   T_direct   = t0 + k * ts + tn * N                   (equation 1)
  *   T_pack     = n * tp + tn * N + 2 * (tm * N + tc * k)   (equation 2, per piece)
- *   T_datatype = td0 + td1 * k + tn * N               (measured, as the paper's NIC method)
+ *   T_datatype = td0 + td1 * k + tn * N                 (measured, as the paper's NIC method)
  *
  * k chunks of count[0] bytes, N bytes in all, n = ceil(N / slot bytes)
- * pieces. ts: cost of one MPI operation in an epoch; tn: per byte moved;
- * tm: per byte copied (packing, unpacking), tc: per chunk copied; tp: the
- * slot protocol per piece (the paper's ts for one packed message plus the
- * flow control); td0, td1: the datatype method's fixed and per-chunk cost.
- * A get by pack pays one more round trip per piece (tp counts it twice).
+ * pieces. t0, td0: the whole fixed cost of a one-chunk call by the direct
+ * and the datatype method (validation, the operation, its flush: what
+ * every call pays, so the two compare like with like); ts: each further
+ * MPI operation in the epoch; tn: per byte moved; tm: per byte copied
+ * (packing, unpacking), tc: per chunk copied; tp: the whole pack call of
+ * one slot (the paper's ts for one packed message plus the flow control);
+ * td1: the datatype method's cost per chunk. A get by pack pays one more
+ * round trip per piece (tp counts it twice).
+ * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,
+ * tda1): an MPI_Accumulate per chunk costs 2-3 puts (the target's
+ * accumulate lock), and scaling adds per byte; the pack method's agent
+ * applies one accumulate per run at the target (k * tsa).
  *
  * The parameters come from the "rma" object of the parameter file named by
  * KPORT_PARAMS (docs/PARAMETERS.md; written by kport-bench strided
@@ -43,16 +50,19 @@ int kp_rma_method_parse(const char *s)
     return -1;
 }
 
+const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",  "tc",   "tp",  "td0",
+                                                      "td1", "ta0", "tsa", "tna", "tda0", "tda1"};
+
 void kp_rma_params_default(kp_win w)
 {
     /* kport-bench strided --calibrate, Open MPI 4.1.4 osc/sm, 2 ranks */
-    w->ts = 29.0;    /* ns per MPI operation */
-    w->tn = 0.045;   /* ns per byte moved */
-    w->tm = 0.05;    /* ns per byte copied */
-    w->tc = 3.5;     /* ns per chunk copied */
-    w->tp = 1200.0;  /* ns per slot (protocol) */
-    w->td0 = 1600.0; /* ns per datatype operation */
-    w->td1 = 5.6;    /* ns per chunk the datatype walks */
+    static const double def[KP_RP_COUNT] = {
+        [KP_RP_T0] = 430,   [KP_RP_TS] = 26.5, [KP_RP_TN] = 0.036,  [KP_RP_TM] = 0.035,
+        [KP_RP_TC] = 3.0,   [KP_RP_TP] = 2100, [KP_RP_TD0] = 515,   [KP_RP_TD1] = 2.8,
+        [KP_RP_TA0] = 510,  [KP_RP_TSA] = 69,  [KP_RP_TNA] = 0.106, [KP_RP_TDA0] = 840,
+        [KP_RP_TDA1] = 12.7,
+    };
+    memcpy(w->par, def, sizeof(def));
 }
 
 int kp_rma_params_load(kp_win w, const char *path)
@@ -78,18 +88,17 @@ int kp_rma_params_load(kp_win w, const char *path)
     int rc = KP_SUCCESS;
     const kp_json *rma = kp_json_get(root, "rma");
     if (rma) { /* optional; every field in it optional */
-        static const char *const keys[] = {"ts", "tn", "tm", "tc", "tp", "td0", "td1"};
-        double *vals[] = {&w->ts, &w->tn, &w->tm, &w->tc, &w->tp, &w->td0, &w->td1};
         if (rma->type != KP_JSON_OBJECT)
             rc = kp_error(KP_ERR_PARAM, "%s: rma: %s, expected an object", path, kp_json_type_name(rma->type));
-        for (int i = 0; rc == KP_SUCCESS && i < 7; i++) {
-            const kp_json *v = kp_json_get(rma, keys[i]);
+        for (int i = 0; rc == KP_SUCCESS && i < KP_RP_COUNT; i++) {
+            const kp_json *v = kp_json_get(rma, kp_rma_param_names[i]);
             if (!v)
                 continue;
             if (v->type != KP_JSON_NUMBER || !(v->number >= 0) || v->number > 1e12)
-                rc = kp_error(KP_ERR_PARAM, "%s: rma.%s: expected a non-negative number", path, keys[i]);
+                rc = kp_error(KP_ERR_PARAM, "%s: rma.%s: expected a non-negative number", path,
+                              kp_rma_param_names[i]);
             else
-                *vals[i] = v->number;
+                w->par[i] = v->number;
         }
     }
     kp_json_free(root);
@@ -125,13 +134,19 @@ int kp_rma_forced(void)
 
 double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
 {
-    double n = (double)((N + w->slot_bytes - 1) / w->slot_bytes);
+    const double *p = w->par, K = (double)k, B = (double)N;
+    const double n = (double)((N + w->slot_bytes - 1) / w->slot_bytes);
+    const int acc = kind == KP_RMA_ACC;
+    const double tn = acc ? p[KP_RP_TNA] : p[KP_RP_TN];
     switch (m) {
-    case KP_M_DIRECT: return (double)k * w->ts + w->tn * (double)N;
-    case KP_M_DATATYPE: return w->td0 + w->td1 * (double)k + w->tn * (double)N;
+    case KP_M_DIRECT:
+        return acc ? p[KP_RP_TA0] + (K - 1) * p[KP_RP_TSA] + tn * B : p[KP_RP_T0] + (K - 1) * p[KP_RP_TS] + tn * B;
+    case KP_M_DATATYPE:
+        return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + tn * B
+                   : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + tn * B;
     default:
-        return n * w->tp * (kind == KP_RMA_GET ? 2.0 : 1.0) + w->tn * (double)N +
-               2.0 * (w->tm * (double)N + w->tc * (double)k);
+        return n * p[KP_RP_TP] * (kind == KP_RMA_GET ? 2.0 : 1.0) + tn * B +
+               2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) + (acc ? K * p[KP_RP_TSA] : 0.0);
     }
 }
 

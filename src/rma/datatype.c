@@ -6,9 +6,17 @@
  * library (and, on RDMA networks that support it, to the network), which
  * walks it. Completion: MPI_Rput / MPI_Rget / MPI_Raccumulate's request.
  *
- * Cost: T_datatype = td0 + td1 * k + tn * N: a fixed cost (building and
- * committing two datatypes, one operation) plus what the library spends per
- * chunk walking them; both measured (kport-bench strided --calibrate).
+ * Cost: T_datatype = td0 + td1 * k + tdn * N: a fixed cost (one operation
+ * and its request) plus what the library spends per chunk walking the
+ * types and per byte copying through them (Open MPI's osc/sm copies with
+ * its convertor, slower per byte than the direct method's memcpy); all
+ * three measured (kport-bench strided --calibrate).
+ *
+ * The committed types are cached per window (KP_DT_CACHE layouts, least
+ * recently used evicted): building and committing two types costs about
+ * 1 us under Open MPI, more than the whole operation on a small section,
+ * and programs repeat their sections (faces of a halo, blocks of a
+ * matrix).
  *
  * Restriction: counts must fit an int (count[0] bytes, or elements for
  * accumulate, and every count[i]); otherwise KP_ERR_UNSUPPORTED (auto
@@ -36,6 +44,53 @@ static int build(const kp_sd *sd, const kp_sd_side *side, MPI_Datatype base, int
     MPI_Type_commit(&t);
     *out = t;
     return KP_SUCCESS;
+}
+
+/* The committed type of a layout: from the window's cache, or built and
+ * cached (evicting the least recently used). The cache owns every type. */
+static int lookup(kp_win w, const kp_sd *sd, const kp_sd_side *side, MPI_Datatype base, int64_t n0,
+                  MPI_Datatype *out)
+{
+    struct kp_dt_entry *victim = &w->dtc[0];
+    for (int e = 0; e < KP_DT_CACHE; e++) {
+        struct kp_dt_entry *c = &w->dtc[e];
+        if (c->type != MPI_DATATYPE_NULL && c->base == base && c->levels == sd->levels && c->n0 == n0) {
+            int same = 1;
+            for (int i = 0; same && i < sd->levels; i++)
+                same = c->count[i] == sd->count[i + 1] && c->stride[i] == side->stride[i];
+            if (same) {
+                c->used = ++w->dtc_clock;
+                *out = c->type;
+                return KP_SUCCESS;
+            }
+        }
+        if (c->used < victim->used)
+            victim = c;
+    }
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = build(sd, side, base, n0, &t);
+    if (rc)
+        return rc;
+    if (victim->type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&victim->type);
+    victim->type = t;
+    victim->base = base;
+    victim->levels = sd->levels;
+    victim->n0 = n0;
+    for (int i = 0; i < sd->levels; i++) {
+        victim->count[i] = sd->count[i + 1];
+        victim->stride[i] = side->stride[i];
+    }
+    victim->used = ++w->dtc_clock;
+    *out = t;
+    return KP_SUCCESS;
+}
+
+void kp_datatype_cache_free(kp_win w)
+{
+    for (int e = 0; e < KP_DT_CACHE; e++)
+        if (w->dtc[e].type != MPI_DATATYPE_NULL)
+            MPI_Type_free(&w->dtc[e].type);
 }
 
 int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
@@ -73,9 +128,9 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         }
     }
     if (lt == MPI_DATATYPE_NULL)
-        rc = build(sd, &op->lside, base, n0, &lt);
+        rc = lookup(w, sd, &op->lside, base, n0, &lt);
     if (rc == KP_SUCCESS)
-        rc = build(sd, &op->rside, base, n0, &rt);
+        rc = lookup(w, sd, &op->rside, base, n0, &rt);
     if (rc == KP_SUCCESS) {
         int e;
         w->cnt.data_ops++;
@@ -89,9 +144,5 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         if (e != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "strided datatype: MPI operation to rank %d failed", op->target);
     }
-    if (lt != MPI_DATATYPE_NULL && lt != base)
-        MPI_Type_free(&lt);
-    if (rt != MPI_DATATYPE_NULL)
-        MPI_Type_free(&rt);
-    return rc;
+    return rc; /* the types stay in the cache */
 }

@@ -56,6 +56,25 @@ void kp_sd_unpack_range(const kp_sd *sd, const kp_sd_side *side, char *base, int
 int kp_sd_runs(const kp_sd *sd, const kp_sd_side *side, int64_t off, int64_t len,
                int (*fn)(int64_t where, int64_t soff, int64_t n, void *arg), void *arg);
 
+/* ---- the cost model's parameters (auto.c; "rma" in the parameter file) ---- */
+enum kp_rma_param {
+    KP_RP_T0,   /* ns: a direct put/get's fixed cost (validation, flush) */
+    KP_RP_TS,   /* ns per put/get operation (chunk) */
+    KP_RP_TN,   /* ns per byte put or got */
+    KP_RP_TM,   /* ns per byte copied (pack, unpack) */
+    KP_RP_TC,   /* ns per chunk copied */
+    KP_RP_TP,   /* ns per pack-method slot (its protocol) */
+    KP_RP_TD0,  /* ns: a datatype put/get's fixed cost */
+    KP_RP_TD1,  /* ns per chunk the datatype walks */
+    KP_RP_TA0,  /* ns: a direct accumulate's fixed cost */
+    KP_RP_TSA,  /* ns per accumulate operation (chunk) */
+    KP_RP_TNA,  /* ns per byte accumulated (scaling included) */
+    KP_RP_TDA0, /* ns: a datatype accumulate's fixed cost */
+    KP_RP_TDA1, /* ns per chunk a datatype accumulate walks */
+    KP_RP_COUNT
+};
+extern const char *const kp_rma_param_names[KP_RP_COUNT];
+
 /* ---- windows (win.c) ---------------------------------------------------- */
 
 enum kp_rma_kind { KP_RMA_PUT = 0, KP_RMA_GET = 1, KP_RMA_ACC = 2 };
@@ -71,6 +90,7 @@ typedef struct kp_slot_hdr {
     int64_t ticket;
 } kp_slot_hdr;
 #define KP_SLOT_HDR 256 /* bytes reserved for the header in a slot (>= sizeof) */
+#define KP_DT_CACHE 16  /* committed datatypes kept per window */
 
 struct kp_win_s {
     MPI_Comm comm;
@@ -96,9 +116,18 @@ struct kp_win_s {
     int thread_on, thread_stop;
     struct kp_request_s *reqs; /* pending pack gets (progressed together) */
     int outstanding;           /* started, not completed direct / datatype requests */
-    /* cost model parameters used by auto (auto.c) */
-    double ts, tn, tm, tc, tp, td0, td1;
+    /* cost model parameters used by auto (auto.c, enum kp_rma_param) */
+    double par[KP_RP_COUNT];
     int oversub; /* more ranks on this machine than cores: yield when waiting */
+    /* committed datatypes of recent layouts (datatype.c): a repeated
+     * section skips building and committing its two types */
+    struct kp_dt_entry {
+        MPI_Datatype base, type;
+        int levels;
+        int64_t n0, count[KP_SD_MAXL], stride[KP_SD_MAXL];
+        unsigned long used;
+    } dtc[KP_DT_CACHE];
+    unsigned long dtc_clock;
     kp_strided_counters cnt;
 };
 
@@ -170,6 +199,8 @@ int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished);
 int kp_acc_scaled_stream(const kp_rma_op *op, char **out);
 /* dst[i] = scale * src[i] for n bytes of elements of type t */
 void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n);
+/* free the window's cached datatypes */
+void kp_datatype_cache_free(kp_win w);
 /* fence to target when pack writes from this rank are still unprocessed there */
 int kp_pack_fence(kp_win w, int target);
 

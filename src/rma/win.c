@@ -50,6 +50,7 @@ static void win_release(kp_win w)
         if (w->own_win)
             MPI_Win_free(&w->win);
     }
+    kp_datatype_cache_free(w);
     free(w->sizes);
     free(w->bounce[0]);
     free(w->bounce[1]);
@@ -130,6 +131,8 @@ static int win_new(MPI_Comm comm, kp_win *out)
         return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
     w->win = MPI_WIN_NULL;
     w->pool = MPI_WIN_NULL;
+    for (int e = 0; e < KP_DT_CACHE; e++)
+        w->dtc[e].type = MPI_DATATYPE_NULL;
     w->comm = comm;
     pthread_mutex_init(&w->lock, NULL);
     MPI_Comm_rank(comm, &w->rank);

@@ -43,9 +43,10 @@
  * "errors", "status" ("ok" or "failed"), "rc" (the first failing KP_* code).
  *
  * --calibrate: at P = 2, measures the cost model's parameters between ranks
- * 0 and 1 (docs/PARAMETERS.md, "rma"): ts, tn (direct puts of 1 x 8 B,
+ * 0 and 1 (docs/PARAMETERS.md, "rma"): t0, tn, ts (direct puts of 1 x 8 B,
  * 1 x 1 MiB, 4096 x 8 B), tm, tc (local packing), tp (pack of 8 bytes),
- * td0, td1 (datatype puts of 1 and 4096 chunks); -o FILE merges them as
+ * td0, td1 (datatype puts of 1 and 4096 chunks), and for accumulate ta0,
+ * tna, tsa, tda0, tda1 (the same shapes); -o FILE merges them as
  * the "rma" object into FILE (kept otherwise as it is; created if absent),
  * which KPORT_PARAMS=FILE then makes auto use.
  */
@@ -395,10 +396,10 @@ static int bench_main(const opts *o)
 
 /* ---- calibration ------------------------------------------------------------ */
 
-static double time_op(int var, MPI_Aint chunk, MPI_Aint rows, char *lbuf)
+static double time_op(int op, int var, MPI_Aint chunk, MPI_Aint rows, char *lbuf)
 {
     shape sh = {"cal", chunk, rows};
-    run r = {OP_PUT, var, &sh, lbuf};
+    run r = {op, var, &sh, lbuf};
     double v[41];
     kp_strided_set_method(var_names[var]);
     for (int it = -5; it < 41; it++) {
@@ -469,32 +470,43 @@ static int calibrate(const opts *o)
         kb_bad_usage(usage, NULL, "--calibrate needs exactly 2 ranks (got %s)", P > 2 ? "more" : "1");
     char *lbuf = malloc((size_t)WIN_BYTES), *stream = malloc((size_t)WIN_BYTES);
     memset(lbuf, 3, (size_t)WIN_BYTES);
-    double d1 = time_op(0, 8, 1, lbuf), d2 = time_op(0, 1 << 20, 1, lbuf), d3 = time_op(0, 8, 4096, lbuf);
-    double tn = (d2 - d1) / ((1 << 20) - 8);
-    if (tn < 0)
-        tn = 0;
-    double ts = (d3 - d1 - tn * 8 * 4096) / 4095;
-    if (ts < 1)
-        ts = 1;
+    const double MiB = 1 << 20, K = 4096;
+    double par[KP_RP_COUNT];
+    /* direct put: 1 x 8 B (the fixed cost), 1 x 1 MiB (per byte), 4096 x 8 B (per operation) */
+    double d1 = time_op(OP_PUT, 0, 8, 1, lbuf), d2 = time_op(OP_PUT, 0, 1 << 20, 1, lbuf),
+           d3 = time_op(OP_PUT, 0, 8, 4096, lbuf);
+    par[KP_RP_T0] = d1;
+    par[KP_RP_TN] = fmax(0, (d2 - d1) / (MiB - 8));
+    par[KP_RP_TS] = fmax(1, (d3 - d1 - par[KP_RP_TN] * 8 * (K - 1)) / (K - 1));
     double m1 = time_pack_local(1 << 20, 1, lbuf, stream), m2 = time_pack_local(8, 4096, lbuf, stream);
-    double tm = m1 / (1 << 20), tc = (m2 - tm * 8 * 4096) / 4096;
-    if (tc < 0)
-        tc = 0;
-    double p1 = time_op(2, 8, 1, lbuf);
-    double tp = p1 - d1 > 0 ? p1 : d1;
-    double a1 = time_op(1, 8, 1, lbuf), a2 = time_op(1, 8, 4096, lbuf);
-    double td0 = a1, td1 = (a2 - a1 - tn * 8 * 4096) / 4095;
-    if (td1 < 0)
-        td1 = 0;
+    par[KP_RP_TM] = m1 / MiB;
+    par[KP_RP_TC] = fmax(0, (m2 - par[KP_RP_TM] * 8 * K) / K);
+    double p1 = time_op(OP_PUT, 2, 8, 1, lbuf);
+    par[KP_RP_TP] = fmax(p1, d1);
+    double a1 = time_op(OP_PUT, 1, 8, 1, lbuf), a2 = time_op(OP_PUT, 1, 8, 4096, lbuf);
+    par[KP_RP_TD0] = a1;
+    par[KP_RP_TD1] = fmax(0, (a2 - a1 - par[KP_RP_TN] * 8 * (K - 1)) / (K - 1));
+    /* accumulate (doubles, scale 2): the same three direct shapes, two datatype ones */
+    double e1 = time_op(OP_ACC, 0, 8, 1, lbuf), e2 = time_op(OP_ACC, 0, 1 << 20, 1, lbuf),
+           e3 = time_op(OP_ACC, 0, 8, 4096, lbuf);
+    par[KP_RP_TA0] = e1;
+    par[KP_RP_TNA] = fmax(0, (e2 - e1) / (MiB - 8));
+    par[KP_RP_TSA] = fmax(1, (e3 - e1 - par[KP_RP_TNA] * 8 * (K - 1)) / (K - 1));
+    double f1 = time_op(OP_ACC, 1, 8, 1, lbuf), f2 = time_op(OP_ACC, 1, 8, 4096, lbuf);
+    par[KP_RP_TDA0] = f1;
+    par[KP_RP_TDA1] = fmax(0, (f2 - f1 - par[KP_RP_TNA] * 8 * (K - 1)) / (K - 1));
     int rc = 0;
     if (kb_rank == 0) {
-        char rma[512];
-        snprintf(rma, sizeof(rma),
-                 "{\"ts\": %.6g, \"tn\": %.6g, \"tm\": %.6g, \"tc\": %.6g, \"tp\": %.6g, \"td0\": %.6g, \"td1\": %.6g}",
-                 ts, tn, tm, tc, tp, td0, td1);
-        printf("# strided calibration (ns, ns/byte): direct 1x8 B %.0f, 1x1 MiB %.0f, 4096x8 B %.0f; pack 1x8 B "
-               "%.0f; datatype 1x8 B %.0f, 4096x8 B %.0f\n\"rma\": %s\n",
-               d1, d2, d3, p1, a1, a2, rma);
+        char rma[768];
+        int len = snprintf(rma, sizeof(rma), "{");
+        for (int i = 0; i < KP_RP_COUNT; i++)
+            len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
+                            kp_rma_param_names[i], par[i]);
+        snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
+        printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 4096x8 B %.0f; pack 1x8 B %.0f; "
+               "datatype 1x8 B %.0f, 4096x8 B %.0f; acc direct 1x8 B %.0f, 1x1 MiB %.0f, 4096x8 B %.0f; "
+               "datatype 1x8 B %.0f, 4096x8 B %.0f\n\"rma\": %s\n",
+               d1, d2, d3, p1, a1, a2, e1, e2, e3, f1, f2, rma);
         if (o->out) {
             kp_json *root = NULL;
             FILE *f = fopen(o->out, "rb");
