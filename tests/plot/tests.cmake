@@ -1,5 +1,6 @@
 # --- kport-plot on kport-sim records (issue 9): scaling study and winner map ----
-# tests/data/sim/*: kport-sim --format json objects (JSON lines, and one JSON
+# tests/data/sim/sweep-sim.jsonl: kport-sim runs recorded by scripts/sim_sweep.py;
+# sweep-model-array.json: records of that shape (cost-model values) as one JSON
 # array). tests/bench/check_plot.py checks every PNG kport-plot writes
 # (signature, > 10 KB, >= 300 x 200, more than 40 colours) and that the named
 # figures are among them; bad input exits 2 with a message naming the file
@@ -13,7 +14,7 @@ if(Python3_Interpreter_FOUND)
     add_test(NAME plot_sim COMMAND ${KPORT_PLOT_CHECK_SIM}
       --expect sim-allgather-8B-scaling,sim-allgather-4KiB-scaling,sim-allgather-winner
       --expect sim-barrier-scaling,sim-barrier-winner
-      ${KPORT_SIM_DATA}/sweep-model.jsonl)
+      ${KPORT_SIM_DATA}/sweep-sim.jsonl)
     add_test(NAME plot_sim_array COMMAND ${KPORT_PLOT_CHECK_SIM}
       --expect sim-allgather-8B-scaling,sim-allgather-4KiB-scaling,sim-allgather-winner
       ${KPORT_SIM_DATA}/sweep-model-array.json)
