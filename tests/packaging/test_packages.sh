@@ -113,7 +113,7 @@ fi
 $(contents "$dev")
 expected:
 $want_dev"
-want_tools=$(expect usr/bin/kport-bench usr/bin/kport-check usr/bin/kport-plot usr/bin/kport-tune $L/libkport-pmpi.so \
+want_tools=$(expect usr/bin/kport-bench usr/bin/kport-check usr/bin/kport-plot usr/bin/kport-sim usr/bin/kport-tune $L/libkport-pmpi.so \
     $C/kportPmpiTargets.cmake $C/kportPmpiTargets-CONFIG.cmake)
 [ "$(contents "$tools")" = "$want_tools" ] || fail "$tools holds:
 $(contents "$tools")

@@ -1,0 +1,1179 @@
+/*
+ * kport-sim's engine: discrete-event LogGP simulation of kport's schedules.
+ * docs/SIMULATOR.md is the user's account of these rules; this is the
+ * implementer's.
+ *
+ * Schedules. Every rank's schedule comes from the builder (kp_algo_build_on,
+ * which applies kport's defaults and clamping), is converted to a compact
+ * stream of 8-byte operations (kind, peer, length or post number, "last of
+ * its round") and freed, so P full kp_sched structs never exist at once.
+ * Copies that MPI_IN_PLACE makes no-ops (source and destination the same
+ * bytes) are dropped, as the executor skips them.
+ *
+ * Events (LogGOPSim's, HPDC'10, and its source's rules). Each rank has a CPU
+ * clock (cpu: when its CPU is next free), per port a send gap clock (gs) and
+ * a receive gap clock (gr). A message of s bytes on a channel with L, o_s,
+ * o_r, g, G, O (s1 = max(s - 1, 0)):
+ *  - a send may start at t = max(cpu, gs) (the free port whose gs is
+ *    earliest, the lowest port on ties); then cpu = t + o_s + s1*O,
+ *    gs = t + g + s1*G, and the message reaches the receiver at t + o_s + L
+ *    (G is charged at the receiver). Eager (s <= the eager limit): the send
+ *    is complete at t. Rendezvous: it completes when the receiver matches
+ *    the message, which raises the sender's cpu and port clock to that time.
+ *  - a message that arrived at a is taken in at h = max(a, cpu, gr) of the
+ *    receiver: cpu = h + o_r + max(s1*O, s1*G), gr = h + g + s1*G, and it
+ *    is matched against the posted receives (first posted receive from that
+ *    sender); unmatched, it waits in the unexpected queue.
+ *  - a receive is posted at no cost; it matches the first unexpected
+ *    message from its peer (then it is complete at once) or waits.
+ *  - a copy (and a peer read / write) runs on the CPU when it is free.
+ *  - rounds: the next round starts with a zero-cost join that runs when the
+ *    CPU is free after the round's last operation completed (LogGOPSim's
+ *    "calc 0" vertex of the GOAL export); its operations are then issued in
+ *    the order posts, sends, receives, local operations (LogGOPSim sorts
+ *    ready operations by type), each in schedule order.
+ *  - shared memory (model.c's rules): a post is a store at the time the CPU
+ *    reaches it; a wait for post n of rank q completes at
+ *    max(when it is issued, post time + flag.fixed) without holding the CPU,
+ *    and the CPU clock moves up to that time.
+ *  - a rank's completion time is its CPU clock when everything is done.
+ *  - ties: events of equal time run in the order they were first queued
+ *    (a re-queued event keeps its place), initial events rank by rank.
+ *  - ports k: a rank has k send and k receive gap clocks. rails r: the
+ *    node's inter-node messages also need one of the node's r send (receive)
+ *    rail clocks, busy g + s1*G per message like a port.
+ *
+ * Critical path: every clock carries a vector of where its time came from
+ * (o, L, per-byte, gap, copy, wait, call; and the messages on the path);
+ * an event's time is the max of some clocks and it inherits that clock's
+ * vector, so the slowest rank's CPU vector at the end is the breakdown of
+ * the chain of operations ending at its completion.
+ */
+#include "sim/sim.h"
+
+#include "kport.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const kp_sim_cat_name[KP_SIM_NCAT] = {"overhead", "wire", "bytes", "gap", "copy", "wait", "call"};
+
+/* ---- compact operations ------------------------------------------------ */
+
+enum { S_SEND = 0, S_RECV, S_COPY, S_POST, S_WAIT, S_PREAD, S_PWRITE };
+#define M_KIND 0x7u
+#define M_END 0x8u
+#define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out */
+#define M_BIG 0x40u
+#define M_VAL_SHIFT 7
+#define M_VAL_MAX ((1u << 25) - 1)
+
+typedef struct sop {
+    uint32_t peer;
+    uint32_t meta;
+} sop;
+
+/* ---- vectors (critical path) ------------------------------------------- */
+
+#define NV (KP_SIM_NCAT + 1) /* + messages on the path */
+typedef struct clk {
+    double t;
+    float v[NV];
+} clk;
+
+/* ---- events ------------------------------------------------------------ */
+
+enum { E_POST = 0, E_SEND, E_RECV, E_LOCOP, E_JOIN, E_MSG, E_WAITDONE };
+
+typedef struct ev {
+    double t;
+    uint64_t k; /* first-queued order << 3 | type */
+    uint32_t host;
+    uint32_t x; /* op index (relative to the rank's stream) or record index */
+} ev;
+
+/* a message in flight or unexpected, or a wait's completion */
+typedef struct rec {
+    clk c;          /* arrival time (or wait completion) and its vector */
+    uint32_t src;   /* sender */
+    uint32_t op;    /* sender's op index (message) or waiter's op (wait) */
+    uint32_t next;  /* unexpected queue / free list (index + 1, 0 = none) */
+    uint8_t port;   /* sender's port */
+} rec;
+
+/* a posted receive */
+typedef struct prq {
+    uint32_t src, op, next;
+} prq;
+
+/* a wait registered before its post */
+typedef struct wnode {
+    uint32_t rank, op, n, next;
+} wnode;
+
+typedef struct srank {
+    clk cpu;
+    uint32_t cur;     /* first op of the current round (relative) */
+    uint32_t pending; /* ops of the current round not complete */
+    uint32_t rq, rq_tail, uq, uq_tail;
+} srank;
+
+typedef struct sim {
+    const kp_sim_config *c;
+    kp_sim_result *r;
+    int P, ports, rails, nsize, nnodes;
+    sop *ops;
+    uint64_t *base; /* [P+1] */
+    int64_t *big;
+    size_t nbig, capbig;
+    size_t nops, capops;
+    srank *rk;
+    clk *gs, *gr;         /* [P*ports] */
+    clk *rgs, *rgr;       /* [nnodes*rails] */
+    /* posts */
+    uint32_t *pbase;      /* [P+1] or NULL */
+    clk *post;            /* [total posts], t < 0 unknown */
+    uint32_t *whead;      /* [P] waiters' lists */
+    wnode *wpool;
+    size_t nw, capw;
+    uint32_t wfree;
+    /* pools */
+    rec *recs;
+    size_t nrecs, caprecs;
+    uint32_t recfree;
+    prq *prqs;
+    size_t nprq, capprq;
+    uint32_t prqfree;
+    /* queue */
+    ev *heap;
+    size_t nheap, capheap;
+    uint64_t ts;
+    /* hosts touched by the current event */
+    uint32_t touch[4];
+    int ntouch;
+    int64_t finished;
+    int err;
+    size_t mem, peak;
+} sim;
+
+/* ---- memory ------------------------------------------------------------ */
+
+static int grow(sim *s, void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need)
+        n += n / 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    s->mem += (n - *cap) * elem;
+    if (s->mem > s->peak)
+        s->peak = s->mem;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static void *alloc0(sim *s, size_t n, size_t elem)
+{
+    void *p = calloc(n ? n : 1, elem);
+    if (p) {
+        s->mem += n * elem;
+        if (s->mem > s->peak)
+            s->peak = s->mem;
+    }
+    return p;
+}
+
+static int nomem(sim *s)
+{
+    snprintf(s->r->msg, sizeof s->r->msg, "out of memory (%.1f GiB allocated)", (double)s->mem / (1 << 30));
+    return s->err = KP_ERR_NOMEM;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- costs ------------------------------------------------------------- */
+
+void kp_sim_machine_loggp(kp_machine *m, double L, double o, double g, double G, double O, int64_t S)
+{
+    kp_params_init(m);
+    for (int i = 0; i < 2; i++) {
+        kp_channel *ch = i ? &m->inter : &m->intra;
+        ch->piece[0] = (kp_loggp){-1, L, o, o, g, G, O};
+        ch->eager_max = S < 0 ? -1 : S;
+    }
+    const kp_linear byte = {.fixed = 0.0, .per_byte = 1.0};
+    m->copy_in = m->copy_out = m->memcpy_ = m->peer_read = m->peer_write = byte;
+}
+
+static inline int same_node(const sim *s, uint32_t a, uint32_t b)
+{
+    return s->nsize > 1 && a / (uint32_t)s->nsize == b / (uint32_t)s->nsize;
+}
+
+static inline const kp_channel *chan(const sim *s, uint32_t a, uint32_t b)
+{
+    return same_node(s, a, b) ? &s->c->m.intra : &s->c->m.inter;
+}
+
+static inline int64_t op_len(const sim *s, sop o)
+{
+    const uint32_t v = o.meta >> M_VAL_SHIFT;
+    return (o.meta & M_BIG) ? s->big[v] : (int64_t)v;
+}
+
+static inline sop *rop(const sim *s, uint32_t r, uint32_t i)
+{
+    return &s->ops[s->base[r] + i];
+}
+
+static inline int rendezvous(const kp_channel *ch, int64_t sz)
+{
+    const int64_t e = kp_channel_eager_max(ch);
+    return e >= 0 && sz > e;
+}
+
+static double locop_cost(const sim *s, sop o)
+{
+    const kp_machine *m = &s->c->m;
+    const int64_t n = op_len(s, o);
+    switch (o.meta & M_KIND) {
+    case S_COPY: {
+        const unsigned cls = (o.meta >> M_CLS_SHIFT) & 3u;
+        return kp_linear_cost(cls == 2 ? &m->copy_out : cls == 1 ? &m->copy_in : &m->memcpy_, n);
+    }
+    case S_PREAD: return kp_linear_cost(&m->peer_read, n);
+    case S_PWRITE: return kp_linear_cost(&m->peer_write, n);
+    default: return 0.0;
+    }
+}
+
+static inline void vcopy(clk *d, double t, const float *v)
+{
+    d->t = t;
+    memcpy(d->v, v, sizeof d->v);
+}
+
+/* d = (t0, v) + x in category cat */
+static inline void vadd(float *d, const float *v, int cat, double x)
+{
+    if (d != v)
+        memcpy(d, v, sizeof(float) * NV);
+    d[cat] += (float)x;
+}
+
+/* ---- queue (4-ary min-heap on (t, k)) ----------------------------------- */
+
+static inline int ev_less(const ev *a, const ev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->k < b->k);
+}
+
+static int hpush(sim *s, ev e)
+{
+    if (s->nheap == s->capheap && grow(s, (void **)&s->heap, &s->capheap, s->nheap + 1, sizeof(ev)))
+        return nomem(s);
+    size_t i = s->nheap++;
+    while (i > 0) {
+        size_t p = (i - 1) / 4;
+        if (!ev_less(&e, &s->heap[p]))
+            break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = e;
+    return 0;
+}
+
+static ev hpop(sim *s)
+{
+    ev top = s->heap[0];
+    ev last = s->heap[--s->nheap];
+    size_t i = 0, n = s->nheap;
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c >= n)
+            break;
+        size_t best = c;
+        size_t end = c + 4 < n ? c + 4 : n;
+        for (size_t j = c + 1; j < end; j++)
+            if (ev_less(&s->heap[j], &s->heap[best]))
+                best = j;
+        if (!ev_less(&s->heap[best], &last))
+            break;
+        s->heap[i] = s->heap[best];
+        i = best;
+    }
+    if (n)
+        s->heap[i] = last;
+    return top;
+}
+
+static int qnew(sim *s, double t, int type, uint32_t host, uint32_t x)
+{
+    ev e = {t, (s->ts++ << 3) | (uint64_t)type, host, x};
+    return hpush(s, e);
+}
+
+static int qagain(sim *s, ev e, double t)
+{
+    e.t = t;
+    return hpush(s, e);
+}
+
+/* ---- pools ------------------------------------------------------------- */
+
+static uint32_t rec_new(sim *s)
+{
+    if (s->recfree) {
+        uint32_t i = s->recfree;
+        s->recfree = s->recs[i - 1].next;
+        return i;
+    }
+    if (grow(s, (void **)&s->recs, &s->caprecs, s->nrecs + 1, sizeof(rec))) {
+        nomem(s);
+        return 0;
+    }
+    return (uint32_t)++s->nrecs;
+}
+
+static void rec_free(sim *s, uint32_t i)
+{
+    s->recs[i - 1].next = s->recfree;
+    s->recfree = i;
+}
+
+static uint32_t prq_new(sim *s)
+{
+    if (s->prqfree) {
+        uint32_t i = s->prqfree;
+        s->prqfree = s->prqs[i - 1].next;
+        return i;
+    }
+    if (grow(s, (void **)&s->prqs, &s->capprq, s->nprq + 1, sizeof(prq))) {
+        nomem(s);
+        return 0;
+    }
+    return (uint32_t)++s->nprq;
+}
+
+/* ---- ports and rails ----------------------------------------------------- */
+
+static inline clk *port_min(clk *a, int k)
+{
+    clk *b = a;
+    for (int i = 1; i < k; i++)
+        if (a[i].t < b->t)
+            b = &a[i];
+    return b;
+}
+
+/* ---- completion ---------------------------------------------------------- */
+
+static void touch(sim *s, uint32_t h)
+{
+    for (int i = 0; i < s->ntouch; i++)
+        if (s->touch[i] == h)
+            return;
+    s->touch[s->ntouch++] = h;
+}
+
+/* op i of rank h is complete */
+static void done(sim *s, uint32_t h, uint32_t i)
+{
+    (void)i;
+    srank *k = &s->rk[h];
+    if (k->pending && --k->pending == 0)
+        touch(s, h);
+}
+
+static uint32_t round_end(const sim *s, uint32_t h, uint32_t from)
+{
+    const uint32_t n = (uint32_t)(s->base[h + 1] - s->base[h]);
+    uint32_t e = from;
+    while (e < n && !(rop(s, h, e)->meta & M_END))
+        e++;
+    return e < n ? e + 1 : n;
+}
+
+/* issue the ops of rank h's current round (posts, sends, receives, local) */
+static int start_round(sim *s, uint32_t h)
+{
+    srank *k = &s->rk[h];
+    const uint32_t b = k->cur, e = round_end(s, h, b);
+    k->pending = e - b;
+    const double tc = k->cpu.t;
+    for (int pass = 0; pass < 4; pass++)
+        for (uint32_t i = b; i < e; i++) {
+            const unsigned kind = rop(s, h, i)->meta & M_KIND;
+            const int cls = kind == S_POST ? 0 : kind == S_SEND ? 1 : kind == S_RECV ? 2 : 3;
+            if (cls != pass)
+                continue;
+            double t = tc;
+            if (kind == S_SEND) {
+                const clk *p = port_min(&s->gs[(size_t)h * (size_t)s->ports], s->ports);
+                if (p->t > t)
+                    t = p->t;
+                const uint32_t q = rop(s, h, i)->peer;
+                if (s->rails && !same_node(s, h, q)) {
+                    const uint32_t node = s->nsize > 1 ? h / (uint32_t)s->nsize : h;
+                    const clk *r = port_min(&s->rgs[(size_t)node * (size_t)s->rails], s->rails);
+                    if (r->t > t)
+                        t = r->t;
+                }
+            }
+            static const int etype[4] = {E_POST, E_SEND, E_RECV, E_LOCOP};
+            if (qnew(s, t, etype[pass], h, i))
+                return s->err;
+        }
+    return 0;
+}
+
+/* after an event: hosts whose round completed queue their join (or finish);
+ * hosts whose join ran start their next round; in rank order */
+static int after(sim *s, int joined)
+{
+    if (s->ntouch > 1)
+        for (int i = 1; i < s->ntouch; i++)
+            for (int j = i; j > 0 && s->touch[j] < s->touch[j - 1]; j--) {
+                uint32_t x = s->touch[j];
+                s->touch[j] = s->touch[j - 1];
+                s->touch[j - 1] = x;
+            }
+    for (int i = 0; i < s->ntouch; i++) {
+        const uint32_t h = s->touch[i];
+        srank *k = &s->rk[h];
+        if (joined) {
+            if (start_round(s, h))
+                return s->err;
+            continue;
+        }
+        const uint32_t n = (uint32_t)(s->base[h + 1] - s->base[h]);
+        const uint32_t e = round_end(s, h, k->cur);
+        if (e >= n) {
+            k->cur = n;
+            s->finished++;
+        } else {
+            k->cur = e;
+            if (qnew(s, k->cpu.t, E_JOIN, h, 0))
+                return s->err;
+        }
+    }
+    s->ntouch = 0;
+    return 0;
+}
+
+/* ---- event handlers ------------------------------------------------------ */
+
+static int match_err(sim *s, uint32_t src, uint32_t dst, int64_t ss, int64_t rs)
+{
+    snprintf(s->r->msg, sizeof s->r->msg,
+             "a %lld-byte send of rank %u meets a %lld-byte receive of rank %u (schedules do not match: run "
+             "kport-check)",
+             (long long)ss, src, (long long)rs, dst);
+    return s->err = KP_ERR_INTERNAL;
+}
+
+/* the sender of a rendezvous message learns at t that it was matched */
+static void rdv_done(sim *s, const rec *m, const clk *at)
+{
+    srank *q = &s->rk[m->src];
+    if (q->cpu.t < at->t)
+        vcopy(&q->cpu, at->t, at->v);
+    clk *p = &s->gs[(size_t)m->src * (size_t)s->ports + m->port];
+    if (p->t < at->t)
+        vcopy(p, at->t, at->v);
+    done(s, m->src, m->op);
+}
+
+static int ev_send(sim *s, ev e)
+{
+    const uint32_t h = e.host;
+    srank *k = &s->rk[h];
+    const sop o = *rop(s, h, e.x);
+    const uint32_t q = o.peer;
+    clk *port = port_min(&s->gs[(size_t)h * (size_t)s->ports], s->ports);
+    clk *rail = NULL;
+    if (s->rails && !same_node(s, h, q)) {
+        const uint32_t node = s->nsize > 1 ? h / (uint32_t)s->nsize : h;
+        rail = port_min(&s->rgs[(size_t)node * (size_t)s->rails], s->rails);
+    }
+    double ready = k->cpu.t > port->t ? k->cpu.t : port->t;
+    if (rail && rail->t > ready)
+        ready = rail->t;
+    if (ready > e.t)
+        return qagain(s, e, ready);
+    const float *bv = k->cpu.t == e.t ? k->cpu.v : port->t == e.t ? port->v : rail ? rail->v : k->cpu.v;
+    float v[NV];
+    memcpy(v, bv, sizeof v);
+    const int64_t sz = op_len(s, o);
+    const kp_channel *ch = chan(s, h, q);
+    const kp_loggp *p = kp_channel_piece(ch, sz);
+    /* s - 1 bytes beyond the first; 0 for s = 0 (LogGOPSim's unsigned s - 1
+     * wraps: -1 with zero_wrap) */
+    const double s1 = sz > 1 ? (double)(sz - 1) : sz == 0 && s->c->zero_wrap ? -1.0 : 0.0;
+    const double t = e.t;
+    /* CPU: o + (s-1)O */
+    k->cpu.t = t + p->o_s + s1 * p->O;
+    vadd(k->cpu.v, v, KP_SIM_OVERHEAD, p->o_s);
+    k->cpu.v[KP_SIM_BYTES] += (float)(s1 * p->O);
+    /* NIC: g + (s-1)G */
+    const double ng = t + p->g + s1 * p->G;
+    port->t = ng;
+    vadd(port->v, v, KP_SIM_GAP, p->g);
+    port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
+    if (rail)
+        *rail = *port;
+    /* the message: first byte at the receiver after o + L */
+    const uint32_t m = rec_new(s);
+    if (!m)
+        return s->err;
+    rec *rm = &s->recs[m - 1];
+    rm->c.t = t + p->o_s + p->L;
+    vadd(rm->c.v, v, KP_SIM_OVERHEAD, p->o_s);
+    rm->c.v[KP_SIM_WIRE] += (float)p->L;
+    rm->c.v[KP_SIM_NCAT] += 1.0f;
+    rm->src = h;
+    rm->op = e.x;
+    rm->next = 0;
+    rm->port = (uint8_t)(port - &s->gs[(size_t)h * (size_t)s->ports]);
+    if (qnew(s, rm->c.t, E_MSG, q, m))
+        return s->err;
+    if (!rendezvous(ch, sz))
+        done(s, h, e.x);
+    return 0;
+}
+
+static int ev_recv(sim *s, ev e)
+{
+    const uint32_t h = e.host;
+    srank *k = &s->rk[h];
+    const sop o = *rop(s, h, e.x);
+    /* the first unexpected message from the peer */
+    uint32_t prev = 0;
+    for (uint32_t m = k->uq; m; prev = m, m = s->recs[m - 1].next) {
+        rec *rm = &s->recs[m - 1];
+        if (rm->src != o.peer)
+            continue;
+        if (prev)
+            s->recs[prev - 1].next = rm->next;
+        else
+            k->uq = rm->next;
+        if (k->uq_tail == m)
+            k->uq_tail = prev;
+        const int64_t ss = op_len(s, *rop(s, rm->src, rm->op)), rs = op_len(s, o);
+        if (ss != rs)
+            return match_err(s, rm->src, h, ss, rs);
+        if (rendezvous(chan(s, rm->src, h), ss)) {
+            clk at;
+            vcopy(&at, e.t, k->cpu.v); /* the receive's time (its vector: the CPU's) */
+            rdv_done(s, rm, &at);
+        }
+        rec_free(s, m);
+        done(s, h, e.x);
+        return 0;
+    }
+    const uint32_t n = prq_new(s);
+    if (!n)
+        return s->err;
+    s->prqs[n - 1] = (prq){o.peer, e.x, 0};
+    if (k->rq_tail)
+        s->prqs[k->rq_tail - 1].next = n;
+    else
+        k->rq = n;
+    k->rq_tail = n;
+    return 0;
+}
+
+static int ev_msg(sim *s, ev e)
+{
+    const uint32_t h = e.host;
+    srank *k = &s->rk[h];
+    rec *rm = &s->recs[e.x - 1];
+    clk *port = port_min(&s->gr[(size_t)h * (size_t)s->ports], s->ports);
+    clk *rail = NULL;
+    if (s->rails && !same_node(s, rm->src, h)) {
+        const uint32_t node = s->nsize > 1 ? h / (uint32_t)s->nsize : h;
+        rail = port_min(&s->rgr[(size_t)node * (size_t)s->rails], s->rails);
+    }
+    double ready = k->cpu.t > port->t ? k->cpu.t : port->t;
+    if (rail && rail->t > ready)
+        ready = rail->t;
+    if (ready > e.t)
+        return qagain(s, e, ready);
+    float v[NV];
+    memcpy(v,
+           rm->c.t == e.t     ? rm->c.v
+           : k->cpu.t == e.t  ? k->cpu.v
+           : port->t == e.t   ? port->v
+           : rail             ? rail->v
+                              : rm->c.v,
+           sizeof v);
+    const int64_t sz = op_len(s, *rop(s, rm->src, rm->op));
+    const kp_channel *ch = chan(s, rm->src, h);
+    const kp_loggp *p = kp_channel_piece(ch, sz);
+    const double s1 = sz > 1 ? (double)(sz - 1) : sz == 0 && s->c->zero_wrap ? -1.0 : 0.0;
+    const double t = e.t;
+    double by = s1 * p->O > s1 * p->G ? s1 * p->O : s1 * p->G;
+    if (s1 < 0) /* LogGOPSim: the unsigned max of (2^64-1)O and (2^64-1)G is -(the smaller non-zero one) */
+        by = p->O > 0 && p->G > 0 ? -(p->O < p->G ? p->O : p->G) : -(p->O + p->G);
+    k->cpu.t = t + p->o_r + by;
+    vadd(k->cpu.v, v, KP_SIM_OVERHEAD, p->o_r);
+    k->cpu.v[KP_SIM_BYTES] += (float)by;
+    port->t = t + p->g + s1 * p->G;
+    vadd(port->v, v, KP_SIM_GAP, p->g);
+    port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
+    if (rail)
+        *rail = *port;
+    /* the first posted receive from the sender */
+    uint32_t prev = 0;
+    for (uint32_t n = k->rq; n; prev = n, n = s->prqs[n - 1].next) {
+        prq *pr = &s->prqs[n - 1];
+        if (pr->src != rm->src)
+            continue;
+        const uint32_t rop_i = pr->op;
+        if (prev)
+            s->prqs[prev - 1].next = pr->next;
+        else
+            k->rq = pr->next;
+        if (k->rq_tail == n)
+            k->rq_tail = prev;
+        pr->next = s->prqfree;
+        s->prqfree = n;
+        const int64_t rs = op_len(s, *rop(s, h, rop_i));
+        if (rs != sz)
+            return match_err(s, rm->src, h, sz, rs);
+        if (rendezvous(ch, sz)) {
+            clk at;
+            vcopy(&at, t, v);
+            rdv_done(s, rm, &at);
+        }
+        rec_free(s, e.x);
+        done(s, h, rop_i);
+        return 0;
+    }
+    /* unexpected */
+    rm->c.t = t;
+    memcpy(rm->c.v, v, sizeof v);
+    rm->next = 0;
+    if (k->uq_tail)
+        s->recs[k->uq_tail - 1].next = e.x;
+    else
+        k->uq = e.x;
+    k->uq_tail = e.x;
+    return 0;
+}
+
+static clk *post_slot(sim *s, uint32_t q, uint32_t n)
+{
+    if (!s->pbase || n < 1 || s->pbase[q] + n - 1 >= s->pbase[q + 1])
+        return NULL;
+    return &s->post[s->pbase[q] + n - 1];
+}
+
+static int wait_done_at(sim *s, uint32_t h, uint32_t op, double t, const float *v)
+{
+    const uint32_t m = rec_new(s);
+    if (!m)
+        return s->err;
+    rec *rm = &s->recs[m - 1];
+    rm->c.t = t;
+    memcpy(rm->c.v, v, sizeof rm->c.v);
+    rm->c.v[KP_SIM_WAIT] += (float)s->c->m.flag.fixed;
+    rm->src = h;
+    rm->op = op;
+    return qnew(s, t, E_WAITDONE, h, m);
+}
+
+static int ev_locop(sim *s, ev e)
+{
+    const uint32_t h = e.host;
+    srank *k = &s->rk[h];
+    if (k->cpu.t > e.t)
+        return qagain(s, e, k->cpu.t);
+    const sop o = *rop(s, h, e.x);
+    const unsigned kind = o.meta & M_KIND;
+    if (kind == S_POST) {
+        clk *pc = post_slot(s, h, o.meta >> M_VAL_SHIFT);
+        if (!pc) {
+            snprintf(s->r->msg, sizeof s->r->msg, "rank %u: post %u out of range", h, o.meta >> M_VAL_SHIFT);
+            return s->err = KP_ERR_INTERNAL;
+        }
+        vcopy(pc, e.t, k->cpu.v);
+        uint32_t prev = 0;
+        for (uint32_t w = s->whead[h]; w;) {
+            wnode *wn = &s->wpool[w - 1];
+            const uint32_t nx = wn->next;
+            if (wn->n == (o.meta >> M_VAL_SHIFT)) {
+                if (wait_done_at(s, wn->rank, wn->op, e.t + s->c->m.flag.fixed, pc->v))
+                    return s->err;
+                if (prev)
+                    s->wpool[prev - 1].next = nx;
+                else
+                    s->whead[h] = nx;
+                wn->next = s->wfree;
+                s->wfree = w;
+            } else
+                prev = w;
+            w = nx;
+        }
+        done(s, h, e.x);
+        return 0;
+    }
+    if (kind == S_WAIT) {
+        const uint32_t n = o.meta >> M_VAL_SHIFT;
+        const clk *pc = post_slot(s, o.peer, n);
+        if (!pc) {
+            snprintf(s->r->msg, sizeof s->r->msg, "rank %u waits for post %u of rank %u, which never posts it", h, n,
+                     o.peer);
+            return s->err = KP_ERR_INTERNAL;
+        }
+        if (pc->t >= 0) {
+            const double tw = pc->t + s->c->m.flag.fixed;
+            if (tw <= e.t) {
+                done(s, h, e.x);
+                return 0;
+            }
+            return wait_done_at(s, h, e.x, tw, pc->v);
+        }
+        uint32_t w = s->wfree;
+        if (w)
+            s->wfree = s->wpool[w - 1].next;
+        else {
+            if (grow(s, (void **)&s->wpool, &s->capw, s->nw + 1, sizeof(wnode)))
+                return nomem(s);
+            w = (uint32_t)++s->nw;
+        }
+        s->wpool[w - 1] = (wnode){h, e.x, n, s->whead[o.peer]};
+        s->whead[o.peer] = w;
+        return 0;
+    }
+    const double c = locop_cost(s, o);
+    k->cpu.t = e.t + c;
+    k->cpu.v[KP_SIM_COPY] += (float)c;
+    done(s, h, e.x);
+    return 0;
+}
+
+static int ev_waitdone(sim *s, ev e)
+{
+    rec *rm = &s->recs[e.x - 1];
+    srank *k = &s->rk[e.host];
+    if (k->cpu.t < rm->c.t)
+        k->cpu = rm->c;
+    done(s, e.host, rm->op);
+    rec_free(s, e.x);
+    return 0;
+}
+
+/* ---- building the streams ----------------------------------------------- */
+
+int kp_sim_block_layout(kp_layout *L, int P, int n)
+{
+    memset(L, 0, sizeof *L);
+    if (n < 1)
+        n = 1;
+    const int nn = (P + n - 1) / n;
+    L->P = P;
+    L->cma = 1;
+    L->nnodes = nn;
+    L->node_of = malloc((size_t)P * sizeof(int));
+    L->local = malloc((size_t)P * sizeof(int));
+    L->node_start = calloc((size_t)P + 2, sizeof(int));
+    L->node_ranks = malloc((size_t)P * sizeof(int));
+    if (!L->node_of || !L->local || !L->node_start || !L->node_ranks) {
+        kp_layout_free(L);
+        return -1;
+    }
+    for (int r = 0; r < P; r++) {
+        L->node_of[r] = r / n;
+        L->local[r] = r % n;
+        L->node_ranks[r] = r;
+    }
+    for (int k = 0; k <= nn; k++)
+        L->node_start[k] = k * n < P ? k * n : P;
+    return 0;
+}
+
+static int encode(sim *s, const kp_sched *sc, uint32_t r, const kp_op *op, sop *out)
+{
+    uint32_t kind = 0, peer = 0, cls = 0;
+    int64_t val = 0;
+    switch (op->kind) {
+    case KP_OP_SEND: kind = S_SEND; peer = (uint32_t)op->u.send.peer; val = op->u.send.src.len; break;
+    case KP_OP_RECV: kind = S_RECV; peer = (uint32_t)op->u.recv.peer; val = op->u.recv.dst.len; break;
+    case KP_OP_COPY: {
+        kp_region a = op->u.copy.src, b = op->u.copy.dst;
+        if (sc->inplace) { /* the send buffer aliases the receive buffer */
+            if (a.buf == KP_BUF_SEND) {
+                a.buf = KP_BUF_RECV;
+                a.off += kp_sched_inplace_offset(sc);
+            }
+            if (b.buf == KP_BUF_SEND) {
+                b.buf = KP_BUF_RECV;
+                b.off += kp_sched_inplace_offset(sc);
+            }
+        }
+        if (a.buf == b.buf && a.off == b.off)
+            return 0; /* the executor skips it */
+        kind = S_COPY;
+        cls = (a.buf == KP_BUF_SHM || a.buf == KP_BUF_LINE) ? 2 : (b.buf == KP_BUF_SHM || b.buf == KP_BUF_LINE) ? 1 : 0;
+        val = a.len;
+        break;
+    }
+    case KP_OP_POST: kind = S_POST; val = op->u.post.n; break;
+    case KP_OP_WAIT: kind = S_WAIT; peer = (uint32_t)op->u.wait.peer; val = op->u.wait.n; break;
+    case KP_OP_PEER_READ: kind = S_PREAD; peer = (uint32_t)op->u.peer_read.peer; val = op->u.peer_read.src.len; break;
+    case KP_OP_PEER_WRITE:
+        kind = S_PWRITE;
+        peer = (uint32_t)op->u.peer_write.peer;
+        val = op->u.peer_write.dst.len;
+        break;
+    default:
+        snprintf(s->r->msg, sizeof s->r->msg, "rank %u: unknown operation kind %d", r, op->kind);
+        return -(s->err = KP_ERR_INTERNAL);
+    }
+    if ((kind == S_SEND || kind == S_RECV || kind == S_WAIT || kind == S_PREAD || kind == S_PWRITE) &&
+        (peer >= (uint32_t)s->P || peer == r)) {
+        snprintf(s->r->msg, sizeof s->r->msg, "rank %u: peer %d out of range (P = %d)", r, (int)peer, s->P);
+        return -(s->err = KP_ERR_INTERNAL);
+    }
+    if (val < 0) {
+        snprintf(s->r->msg, sizeof s->r->msg, "rank %u: negative length %lld", r, (long long)val);
+        return -(s->err = KP_ERR_INTERNAL);
+    }
+    uint32_t meta = kind | (cls << M_CLS_SHIFT);
+    if (val > (int64_t)M_VAL_MAX) {
+        if (grow(s, (void **)&s->big, &s->capbig, s->nbig + 1, sizeof(int64_t)))
+            return -nomem(s);
+        if (s->nbig > M_VAL_MAX) {
+            snprintf(s->r->msg, sizeof s->r->msg, "too many operations above 32 MiB");
+            return -(s->err = KP_ERR_NOMEM);
+        }
+        s->big[s->nbig] = val;
+        meta |= M_BIG | (uint32_t)(s->nbig++ << M_VAL_SHIFT);
+    } else
+        meta |= (uint32_t)val << M_VAL_SHIFT;
+    *out = (sop){peer, meta};
+    return 1;
+}
+
+static int build(sim *s, const kp_layout *L, double t0)
+{
+    const kp_sim_config *c = s->c;
+    kp_sim_result *r = s->r;
+    uint64_t posts = 0;
+    double last = t0;
+    for (int rank = 0; rank < s->P; rank++) {
+        kp_sched sc;
+        int rc = kp_algo_build_on(c->algo, &c->prm, L, rank, s->P, c->bytes, c->root, c->inplace, &sc);
+        if (rc != KP_SUCCESS) {
+            snprintf(r->msg, sizeof r->msg, "%s", sc.errmsg[0] ? sc.errmsg : "the builder failed");
+            kp_sched_free(&sc);
+            if (rc == KP_ERR_PARAM || rc == KP_ERR_UNSUPPORTED) {
+                r->refused = 1;
+                return s->err = -1;
+            }
+            return s->err = rc;
+        }
+        s->base[rank] = s->nops;
+        if (grow(s, (void **)&s->ops, &s->capops, s->nops + (size_t)sc.nops, sizeof(sop))) {
+            kp_sched_free(&sc);
+            return nomem(s);
+        }
+        int last_round = -1;
+        int64_t last_kept = -1;
+        for (int i = 0; i < sc.nops; i++) {
+            const kp_op *op = &sc.ops[i];
+            sop o;
+            int k = encode(s, &sc, (uint32_t)rank, op, &o);
+            if (k < 0) {
+                kp_sched_free(&sc);
+                return s->err;
+            }
+            if (!k)
+                continue;
+            if (last_kept >= 0 && op->round != last_round)
+                s->ops[last_kept].meta |= M_END;
+            last_round = op->round;
+            last_kept = (int64_t)s->nops;
+            s->ops[s->nops++] = o;
+            switch (op->kind) {
+            case KP_OP_SEND:
+                r->messages++;
+                r->msg_bytes += op->u.send.src.len;
+                r->rendezvous += rendezvous(chan(s, (uint32_t)rank, o.peer), op->u.send.src.len);
+                break;
+            case KP_OP_COPY: case KP_OP_PEER_READ: case KP_OP_PEER_WRITE:
+                r->copies++;
+                r->copy_bytes += op_len(s, o);
+                break;
+            case KP_OP_POST: r->posts++; break;
+            case KP_OP_WAIT: r->waits++; break;
+            default: break;
+            }
+            if (op->round + 1 > r->max_rounds)
+                r->max_rounds = op->round + 1;
+        }
+        if (last_kept >= 0)
+            s->ops[last_kept].meta |= M_END;
+        if (sc.nposts > 0 && !s->pbase) {
+            s->pbase = alloc0(s, (size_t)s->P + 1, sizeof(uint32_t));
+            if (!s->pbase) {
+                kp_sched_free(&sc);
+                return nomem(s);
+            }
+            for (int q = 0; q <= rank; q++)
+                s->pbase[q] = (uint32_t)posts;
+        }
+        posts += (uint64_t)(sc.nposts > 0 ? sc.nposts : 0);
+        if (s->pbase)
+            s->pbase[rank + 1] = (uint32_t)posts;
+        kp_sched_free(&sc);
+        if (c->progress && (rank & 0xffff) == 0) {
+            double w = now_s();
+            if (w - t0 > 2.0 && w - last >= 1.0) {
+                last = w;
+                c->progress(c->progress_arg, "build", 0.0, (uint64_t)rank, (uint64_t)s->P, w - t0);
+            }
+        }
+    }
+    s->base[s->P] = s->nops;
+    if (posts > UINT32_MAX) {
+        snprintf(r->msg, sizeof r->msg, "too many posts");
+        return s->err = KP_ERR_NOMEM;
+    }
+    if (s->pbase) {
+        s->post = alloc0(s, (size_t)posts, sizeof(clk));
+        s->whead = alloc0(s, (size_t)s->P, sizeof(uint32_t));
+        if (!s->post || !s->whead)
+            return nomem(s);
+        for (uint64_t i = 0; i < posts; i++)
+            s->post[i].t = -1;
+    }
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int simulate(sim *s, double t0)
+{
+    const kp_sim_config *c = s->c;
+    const double start = c->m.call.fixed;
+    for (int r = 0; r < s->P; r++) {
+        srank *k = &s->rk[r];
+        k->cpu.t = start;
+        k->cpu.v[KP_SIM_CALL] = (float)start;
+    }
+    for (size_t i = 0; i < (size_t)s->P * (size_t)s->ports; i++)
+        s->gs[i].t = s->gr[i].t = 0;
+    uint64_t joins = 0;
+    for (uint32_t r = 0; r < (uint32_t)s->P; r++) {
+        if (s->base[r + 1] == s->base[r])
+            s->finished++;
+        else if (start_round(s, r))
+            return s->err;
+    }
+    double last = t0;
+    uint64_t pops = 0;
+    while (s->nheap && !s->err) {
+        ev e = hpop(s);
+        pops++;
+        int rc = 0, joined = 0;
+        switch (e.k & 7u) {
+        case E_SEND: rc = ev_send(s, e); break;
+        case E_RECV: rc = ev_recv(s, e); break;
+        case E_POST:
+        case E_LOCOP: rc = ev_locop(s, e); break;
+        case E_MSG: rc = ev_msg(s, e); break;
+        case E_WAITDONE: rc = ev_waitdone(s, e); break;
+        case E_JOIN:
+            if (s->rk[e.host].cpu.t > e.t) {
+                rc = qagain(s, e, s->rk[e.host].cpu.t);
+                break;
+            }
+            joins++;
+            joined = 1;
+            touch(s, e.host);
+            break;
+        default: rc = KP_ERR_INTERNAL; break;
+        }
+        if (rc || s->err)
+            return s->err ? s->err : rc;
+        if (s->ntouch && after(s, joined))
+            return s->err;
+        if (c->progress && (pops & 0xffff) == 0) {
+            double w = now_s();
+            if (w - t0 > 2.0 && w - last >= 1.0) {
+                last = w;
+                c->progress(c->progress_arg, "simulate", e.t, s->ts, 0, w - t0);
+            }
+        }
+    }
+    s->r->pops = pops;
+    s->r->events = s->ts;
+    if (s->finished < s->P) {
+        for (int r = 0; r < s->P; r++)
+            if (s->rk[r].cur < s->base[r + 1] - s->base[r]) {
+                snprintf(s->r->msg, sizeof s->r->msg,
+                         "deadlock: rank %d never completes its operation %u (a receive or wait that no send or post "
+                         "matches; run kport-check)",
+                         r, s->rk[r].cur);
+                break;
+            }
+        return s->err = KP_ERR_INTERNAL;
+    }
+    (void)joins;
+    return 0;
+}
+
+int kp_sim_run(const kp_sim_config *c, kp_sim_result *r)
+{
+    memset(r, 0, sizeof *r);
+    sim S = {0};
+    sim *s = &S;
+    s->c = c;
+    s->r = r;
+    s->P = c->P;
+    s->ports = c->ports < 1 ? 1 : c->ports;
+    s->rails = c->rails < 0 ? 0 : c->rails;
+    s->nsize = c->node_size > 1 ? c->node_size : 1;
+    if (!c->algo || c->P < 1 || c->P > (1 << 30) || c->bytes < 0 || c->ports > 64 || c->rails > 64 ||
+        c->root < 0 || c->root >= c->P) {
+        snprintf(r->msg, sizeof r->msg, "invalid configuration (algorithm, P = %d, bytes, ports, rails or root)",
+                 c->P);
+        return KP_ERR_PARAM;
+    }
+    if (kp_params_check(&c->m, r->msg, sizeof r->msg))
+        return KP_ERR_PARAM;
+    s->nnodes = (c->P + s->nsize - 1) / s->nsize;
+    kp_algo_format_on(c->algo, &c->prm, NULL, c->P, r->algorithm, sizeof r->algorithm);
+    kp_layout L, *Lp = NULL;
+    if (s->nsize > 1) {
+        if (kp_sim_block_layout(&L, c->P, s->nsize)) {
+            snprintf(r->msg, sizeof r->msg, "out of memory for the node layout");
+            return KP_ERR_NOMEM;
+        }
+        Lp = &L;
+        s->mem += (size_t)c->P * 4 * sizeof(int);
+        kp_algo_format_on(c->algo, &c->prm, Lp, c->P, r->algorithm, sizeof r->algorithm);
+    }
+    const double t0 = now_s();
+    int rc = KP_SUCCESS;
+    s->base = alloc0(s, (size_t)c->P + 1, sizeof(uint64_t));
+    if (!s->base) {
+        rc = nomem(s);
+        goto out;
+    }
+    if (build(s, Lp, t0)) {
+        rc = s->err < 0 ? KP_SUCCESS : s->err; /* a refusal is reported, not an error */
+        goto out;
+    }
+    /* the stream is final: give back what growing reserved */
+    if (s->capops > s->nops + 1) {
+        sop *o = realloc(s->ops, (s->nops + 1) * sizeof(sop));
+        if (o) {
+            s->mem -= (s->capops - s->nops - 1) * sizeof(sop);
+            s->ops = o;
+            s->capops = s->nops + 1;
+        }
+    }
+    if (Lp) {
+        kp_layout_free(Lp);
+        Lp = NULL;
+        s->mem -= (size_t)c->P * 4 * sizeof(int);
+    }
+    const double t1 = now_s();
+    r->build_s = t1 - t0;
+    s->rk = alloc0(s, (size_t)c->P, sizeof(srank));
+    s->gs = alloc0(s, (size_t)c->P * (size_t)s->ports, sizeof(clk));
+    s->gr = alloc0(s, (size_t)c->P * (size_t)s->ports, sizeof(clk));
+    if (s->rails) {
+        s->rgs = alloc0(s, (size_t)s->nnodes * (size_t)s->rails, sizeof(clk));
+        s->rgr = alloc0(s, (size_t)s->nnodes * (size_t)s->rails, sizeof(clk));
+    }
+    r->rank_ns = malloc((size_t)c->P * sizeof(double));
+    if (!s->rk || !s->gs || !s->gr || (s->rails && (!s->rgs || !s->rgr)) || !r->rank_ns) {
+        rc = nomem(s);
+        goto out;
+    }
+    if ((rc = simulate(s, t0)))
+        goto out;
+    r->sim_s = now_s() - t1;
+    /* results: each rank's CPU clock at the end (+ call.skew, as the cost model) */
+    const double skew = c->P > 1 ? c->m.call.skew : 0.0;
+    r->max_ns = -1;
+    for (int i = 0; i < c->P; i++) {
+        const double t = s->rk[i].cpu.t + skew;
+        r->rank_ns[i] = t;
+        if (t > r->max_ns) {
+            r->max_ns = t;
+            r->slowest_rank = i;
+        }
+    }
+    const srank *w = &s->rk[r->slowest_rank];
+    for (int k = 0; k < KP_SIM_NCAT; k++)
+        r->cp[k] = w->cpu.v[k];
+    r->cp[KP_SIM_CALL] += skew;
+    r->cp_messages = (int64_t)llround(w->cpu.v[KP_SIM_NCAT]);
+    /* min and median from a sorted copy (the schedules are gone by now) */
+    free(s->ops);
+    s->ops = NULL;
+    double *sorted = malloc((size_t)c->P * sizeof(double));
+    if (sorted) {
+        memcpy(sorted, r->rank_ns, (size_t)c->P * sizeof(double));
+        qsort(sorted, (size_t)c->P, sizeof(double), cmp_double);
+        r->min_ns = sorted[0];
+        r->median_ns = c->P % 2 ? sorted[c->P / 2] : 0.5 * (sorted[c->P / 2 - 1] + sorted[c->P / 2]);
+        free(sorted);
+    } else {
+        rc = nomem(s);
+    }
+out:
+    if (Lp)
+        kp_layout_free(Lp);
+    r->mem_bytes = s->peak;
+    free(s->ops);
+    free(s->base);
+    free(s->big);
+    free(s->rk);
+    free(s->gs);
+    free(s->gr);
+    free(s->rgs);
+    free(s->rgr);
+    free(s->pbase);
+    free(s->post);
+    free(s->whead);
+    free(s->wpool);
+    free(s->recs);
+    free(s->prqs);
+    free(s->heap);
+    if (rc != KP_SUCCESS) {
+        free(r->rank_ns);
+        r->rank_ns = NULL;
+    }
+    return rc;
+}
+
+void kp_sim_result_free(kp_sim_result *r)
+{
+    free(r->rank_ns);
+    r->rank_ns = NULL;
+}

@@ -1,0 +1,337 @@
+/*
+ * kport-sim's engine on small cases whose LogGP times are computed by hand
+ * here (the rules: docs/SIMULATOR.md): a two-rank exchange eager and
+ * rendezvous, a three-rank ring step, barriers with g > o and with several
+ * ports, O > 0, copies, intra- against inter-node messages, rails,
+ * shared-memory flags; determinism, and the O(P) node layout against
+ * kp_layout_init.
+ */
+#include "kport.h"
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+#define CHECK(cond)                                                                                                \
+    do {                                                                                                           \
+        if (cond)                                                                                                  \
+            passed++;                                                                                              \
+        else {                                                                                                     \
+            failed++;                                                                                              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                              \
+        }                                                                                                          \
+    } while (0)
+#define CHECK_NS(got, want)                                                                                        \
+    do {                                                                                                           \
+        double g_ = (got), w_ = (want);                                                                            \
+        if (fabs(g_ - w_) <= 1e-6 * (fabs(w_) + 1))                                                                \
+            passed++;                                                                                              \
+        else {                                                                                                     \
+            failed++;                                                                                              \
+            fprintf(stderr, "%s:%d: %s = %.6f, expected %s = %.6f\n", __FILE__, __LINE__, #got, g_, #want, w_);    \
+        }                                                                                                          \
+    } while (0)
+
+/* a configuration with LogGOPSim-style parameters */
+static kp_sim_config cfg(int coll, const char *spec, int P, int64_t bytes, double L, double o, double g, double G,
+                         double O, int64_t S)
+{
+    kp_sim_config c;
+    memset(&c, 0, sizeof c);
+    c.coll = coll;
+    char err[256];
+    if (kp_algo_parse(coll, spec, &c.algo, &c.prm, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", spec, err);
+        exit(1);
+    }
+    c.P = P;
+    c.bytes = bytes;
+    c.ports = 1;
+    kp_sim_machine_loggp(&c.m, L, o, g, G, O, S);
+    return c;
+}
+
+static kp_sim_result run(const kp_sim_config *c)
+{
+    kp_sim_result r;
+    int rc = kp_sim_run(c, &r);
+    if (rc != KP_SUCCESS || r.refused) {
+        fprintf(stderr, "kp_sim_run: rc %d: %s\n", rc, r.msg);
+        exit(1);
+    }
+    return r;
+}
+
+/* two ranks exchanging one block (ring P = 2): round 0 is copy, send, recv;
+ * LogGOPSim issues the send first, then the copy, and the arriving message
+ * waits for the CPU */
+static void test_exchange(void)
+{
+    const double L = 1500, o = 700, g = 200, G = 3, O = 1, s = 65536;
+    for (int rdv = 0; rdv < 2; rdv++) {
+        kp_sim_config c = cfg(KP_COLL_ALLGATHER, "ring", 2, (int64_t)s, L, o, g, G, O, rdv ? 1024 : 100000);
+        kp_sim_result r = run(&c);
+        const double send_cpu = o + (s - 1) * O;        /* 66235 */
+        const double copy_end = send_cpu + s;            /* 131771: the copy waits for the send's CPU */
+        const double handled = fmax(o + L, copy_end);    /* arrival (2200) waits for the CPU */
+        const double want = handled + o + (s - 1) * fmax(O, G); /* 329076 */
+        CHECK_NS(r.rank_ns[0], want);
+        CHECK_NS(r.rank_ns[1], want);
+        CHECK_NS(r.max_ns, 329076);
+        CHECK(r.messages == 2 && r.msg_bytes == 2 * 65536 && r.rendezvous == (rdv ? 2 : 0));
+        CHECK(r.copies == 2 && r.copy_bytes == 2 * 65536);
+        /* the critical path's parts sum to its length */
+        double sum = 0;
+        for (int k = 0; k < KP_SIM_NCAT; k++)
+            sum += r.cp[k];
+        CHECK(fabs(sum - r.max_ns) < 1.0);
+        CHECK(r.cp[KP_SIM_COPY] == s && r.cp[KP_SIM_OVERHEAD] == 2 * o);
+        kp_sim_result_free(&r);
+    }
+}
+
+/* one message, root 0 receives (gather binomial P = 2): the sender's
+ * completion is o under eager, the match time under rendezvous */
+static void test_rendezvous(void)
+{
+    const double L = 2000, o = 300, g = 500, G = 1, s = 1000;
+    for (int rdv = 0; rdv < 2; rdv++) {
+        kp_sim_config c = cfg(KP_COLL_GATHER, "binomial", 2, (int64_t)s, L, o, g, G, 0, rdv ? 999 : 1000);
+        kp_sim_result r = run(&c);
+        /* root: receive posted at 0, copy 0..1000, message at o + L = 2300 */
+        CHECK_NS(r.rank_ns[0], o + L + o + (s - 1) * G); /* 3599 */
+        CHECK_NS(r.rank_ns[1], rdv ? o + L : o);          /* rendezvous: matched at 2300 */
+        CHECK(r.rendezvous == rdv);
+        kp_sim_result_free(&r);
+    }
+}
+
+/* ring P = 3, two rounds: the second send waits for the round's join, the
+ * second message for the receive gap */
+static void test_ring3(void)
+{
+    const double L = 2000, o = 300, g = 500, G = 2, s = 100;
+    kp_sim_config c = cfg(KP_COLL_ALLGATHER, "ring", 3, (int64_t)s, L, o, g, G, 0, 65536);
+    kp_sim_result r = run(&c);
+    const double h0 = fmax(o + L, o + s);        /* first message handled */
+    const double c1 = h0 + o + (s - 1) * G;      /* round 1 starts */
+    const double gs = g + (s - 1) * G;           /* the port is free again */
+    const double t1 = fmax(c1, gs);              /* second send */
+    const double gr = h0 + g + (s - 1) * G;
+    const double h1 = fmax(fmax(t1 + o + L, t1 + o), gr);
+    for (int p = 0; p < 3; p++)
+        CHECK_NS(r.rank_ns[p], h1 + o + (s - 1) * G); /* 5596 */
+    CHECK_NS(r.max_ns, 5596);
+    CHECK(r.cp_messages == 2);
+    kp_sim_result_free(&r);
+}
+
+/* dissemination barrier P = 4 (two rounds of zero-byte messages): with
+ * g > 2o + L the second send waits for the gap */
+static void test_barrier_gap(void)
+{
+    const double L = 2000, o = 300;
+    for (int big = 0; big < 2; big++) {
+        const double g = big ? 3000 : 1000;
+        kp_sim_config c = cfg(KP_COLL_BARRIER, "dissemination", 4, 0, L, o, g, 6, 0, 65536);
+        kp_sim_result r = run(&c);
+        const double round0 = o + L + o;
+        const double want = fmax(round0, g) + o + L + o; /* 5200, 5600 */
+        for (int p = 0; p < 4; p++)
+            CHECK_NS(r.rank_ns[p], want);
+        CHECK(r.messages == 8 && r.msg_bytes == 0);
+        CHECK_NS(r.cp[KP_SIM_GAP], big ? g : 0);
+        kp_sim_result_free(&r);
+        /* LogGOPSim's unsigned s - 1 for s = 0: -G on the receive's CPU (O = 0) */
+        c.zero_wrap = 1;
+        r = run(&c);
+        CHECK_NS(r.max_ns, big ? g + o - 6 + L + o - 6 : want - 2 * 6);
+        kp_sim_result_free(&r);
+    }
+}
+
+/* O > G: the CPU is busy (s-1)O on both sides */
+static void test_per_byte_overhead(void)
+{
+    const double L = 2000, o = 300, g = 500, G = 1, O = 5, s = 1000;
+    kp_sim_config c = cfg(KP_COLL_ALLGATHER, "ring", 2, (int64_t)s, L, o, g, G, O, 65536);
+    kp_sim_result r = run(&c);
+    const double cpu = o + (s - 1) * O + s; /* send, then the copy: 6295 */
+    CHECK_NS(r.max_ns, fmax(cpu, o + L) + o + (s - 1) * O); /* 11590 */
+    kp_sim_result_free(&r);
+}
+
+/* copies: 1 ns per byte by default, a parameter file's memcpy otherwise;
+ * a copy MPI_IN_PLACE makes a no-op is skipped */
+static void test_copy(void)
+{
+    kp_sim_config c = cfg(KP_COLL_ALLGATHER, "ring", 1, 1000, 2000, 300, 500, 1, 0, 65536);
+    kp_sim_result r = run(&c);
+    CHECK_NS(r.max_ns, 1000);
+    CHECK(r.copies == 1 && r.messages == 0);
+    kp_sim_result_free(&r);
+    c.m.memcpy_ = (kp_linear){.fixed = 10, .per_byte = 0.5};
+    r = run(&c);
+    CHECK_NS(r.max_ns, 10 + 0.5 * 1000);
+    kp_sim_result_free(&r);
+    c.inplace = 1;
+    r = run(&c);
+    CHECK_NS(r.max_ns, 0);
+    CHECK(r.copies == 0);
+    kp_sim_result_free(&r);
+    /* kport's call cost starts every clock, its skew is added once for P > 1 */
+    c.inplace = 0;
+    c.m.call = (kp_callcost){.fixed = 60, .skew = 160};
+    r = run(&c);
+    CHECK_NS(r.max_ns, 60 + 10 + 500);
+    kp_sim_result_free(&r);
+}
+
+/* p2p.intra between ranks of one node, p2p.inter otherwise */
+static void test_intra_inter(void)
+{
+    kp_sim_config c = cfg(KP_COLL_BARRIER, "dissemination", 2, 0, 0, 0, 0, 0, 0, 65536);
+    c.m.intra.piece[0] = (kp_loggp){-1, 100, 10, 12, 20, 0.01, 0};
+    c.m.inter.piece[0] = (kp_loggp){-1, 1000, 50, 60, 100, 0.1, 0};
+    c.node_size = 2;
+    kp_sim_result r = run(&c);
+    CHECK_NS(r.max_ns, 10 + 100 + 12);
+    kp_sim_result_free(&r);
+    c.node_size = 1;
+    r = run(&c);
+    CHECK_NS(r.max_ns, 50 + 1000 + 60);
+    kp_sim_result_free(&r);
+}
+
+/* rails: P = 4 in nodes of 2, dissemination; round 1's two inter-node
+ * messages of a node share one rail, so one leaves g later */
+static void test_rails(void)
+{
+    const double L = 2000, o = 300, g = 1000;
+    kp_sim_config c = cfg(KP_COLL_BARRIER, "dissemination", 4, 0, L, o, g, 0, 0, 65536);
+    c.node_size = 2;
+    kp_sim_result r = run(&c);
+    CHECK_NS(r.max_ns, 2 * (o + L + o)); /* 5200: no sharing */
+    kp_sim_result_free(&r);
+    c.rails = 2;
+    r = run(&c);
+    CHECK_NS(r.max_ns, 2 * (o + L + o)); /* two rails: no conflict */
+    kp_sim_result_free(&r);
+    c.rails = 1;
+    r = run(&c);
+    /* round 0's inter-node send holds the rail until g (1000); round 1
+     * starts at 2600: the first send leaves then, the second at 2600 + g */
+    CHECK_NS(r.max_ns, 2 * (o + L + o) + g); /* 6200 */
+    CHECK_NS(r.min_ns, 2 * (o + L + o));
+    CHECK_NS(r.cp[KP_SIM_GAP], g);
+    kp_sim_result_free(&r);
+}
+
+/* ports: n-way dissemination n = 2 on 3 ranks sends two messages a round;
+ * with 2 ports the second leaves when the CPU is free instead of after g */
+static void test_ports(void)
+{
+    const double L = 2000, o = 300, g = 1000;
+    kp_sim_config c = cfg(KP_COLL_BARRIER, "nway_dissemination:n=2", 3, 0, L, o, g, 0, 0, 65536);
+    kp_sim_result r = run(&c);
+    CHECK_NS(r.max_ns, g + o + L + o); /* second send at g, arrives 3300: 3600 */
+    kp_sim_result_free(&r);
+    c.ports = 2;
+    r = run(&c);
+    CHECK_NS(r.max_ns, o + o + L + o); /* second send at o: 2900 */
+    kp_sim_result_free(&r);
+}
+
+/* shared memory: every rank posts and waits for the others' posts */
+static void test_flags(void)
+{
+    kp_sim_config c = cfg(KP_COLL_BARRIER, "shm_flat", 4, 0, 2000, 300, 500, 1, 0, 65536);
+    c.node_size = 4;
+    kp_sim_result r = run(&c);
+    CHECK_NS(r.max_ns, 0); /* flags free without a parameter file */
+    CHECK(r.posts == 4 && r.waits == 12);
+    kp_sim_result_free(&r);
+    c.m.flag.fixed = 90;
+    r = run(&c);
+    CHECK_NS(r.max_ns, 90);
+    CHECK_NS(r.cp[KP_SIM_WAIT], 90);
+    kp_sim_result_free(&r);
+}
+
+/* every collective, a few algorithms, twice: identical times */
+static void test_determinism(void)
+{
+    static const struct {
+        int coll;
+        const char *spec;
+        int P, node;
+    } cs[] = {{KP_COLL_ALLGATHER, "bruck:k=2", 37, 1},       {KP_COLL_ALLGATHER, "smp_bruck:k=2", 36, 4},
+              {KP_COLL_ALLGATHER, "direct:k=3", 20, 1},      {KP_COLL_ALLTOALL, "pairwise", 17, 1},
+              {KP_COLL_GATHER, "smp", 24, 6},                {KP_COLL_BARRIER, "smp", 40, 8},
+              {KP_COLL_ALLGATHER, "shm_single_copy", 8, 8}, {KP_COLL_ALLGATHER, "smp_gather_bcast", 30, 5}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kp_sim_config c = cfg(cs[i].coll, cs[i].spec, cs[i].P, 4096, 2000, 300, 500, 1, 0, 1024);
+        c.node_size = cs[i].node;
+        c.m.flag.fixed = 90;
+        kp_sim_result a = run(&c), b = run(&c);
+        CHECK(a.events == b.events && a.pops == b.pops && a.slowest_rank == b.slowest_rank);
+        CHECK(memcmp(a.rank_ns, b.rank_ns, (size_t)c.P * sizeof(double)) == 0);
+        CHECK(a.max_ns > 0);
+        kp_sim_result_free(&a);
+        kp_sim_result_free(&b);
+    }
+}
+
+/* a builder's refusal is reported, not an error */
+static void test_refusal(void)
+{
+    kp_sim_config c = cfg(KP_COLL_ALLGATHER, "concurrent_exchange:C=3", 4, 8, 2000, 300, 500, 1, 0, 1024);
+    kp_sim_result r;
+    CHECK(kp_sim_run(&c, &r) == KP_SUCCESS && r.refused && r.msg[0] && !r.rank_ns);
+    c.P = 0;
+    CHECK(kp_sim_run(&c, &r) == KP_ERR_PARAM && r.msg[0]);
+}
+
+/* the O(P) block layout is kp_layout_init's */
+static void test_layout(void)
+{
+    for (int P = 1; P <= 40; P++)
+        for (int n = 1; n <= P + 1; n++) {
+            kp_layout a, b;
+            int *ids = malloc((size_t)P * sizeof(int));
+            for (int r = 0; r < P; r++)
+                ids[r] = r / n;
+            CHECK(kp_layout_init(&a, P, ids, 1) == 0 && kp_sim_block_layout(&b, P, n) == 0);
+            int same = a.P == b.P && a.nnodes == b.nnodes && a.cma == b.cma;
+            for (int r = 0; same && r < P; r++)
+                same = a.node_of[r] == b.node_of[r] && a.local[r] == b.local[r] && a.node_ranks[r] == b.node_ranks[r];
+            for (int k = 0; same && k <= a.nnodes; k++)
+                same = a.node_start[k] == b.node_start[k];
+            CHECK(same);
+            kp_layout_free(&a);
+            kp_layout_free(&b);
+            free(ids);
+        }
+}
+
+int main(void)
+{
+    test_exchange();
+    test_rendezvous();
+    test_ring3();
+    test_barrier_gap();
+    test_per_byte_overhead();
+    test_copy();
+    test_intra_inter();
+    test_rails();
+    test_ports();
+    test_flags();
+    test_determinism();
+    test_refusal();
+    test_layout();
+    printf("test_sim: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

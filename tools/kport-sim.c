@@ -1,0 +1,368 @@
+/*
+ * kport-sim: simulate one of kport's collectives at any scale under LogGP,
+ * executing the schedules kport's own builders produce (src/sim/sim.h).
+ *
+ *   kport-sim allgather -a bruck:k=1 -P 1048576 -m 8
+ *   kport-sim barrier -a nway_dissemination:n=2 -P 65536 -L 2500 -o 1500 -g 1000 -G 6
+ *   kport-sim allgather -a smp_bruck:k=2 -P 65536 --node-size 64 -m 4096 --params p.json
+ *   kport-sim alltoall -a pairwise -P 4096 -m 64 --per-rank --format json
+ *
+ * Costs: LogGOPSim's parameters and units on the command line (-L -o -g -G
+ * -O in ns and ns/byte, -S: messages of more than S bytes go rendezvous;
+ * defaults LogGOPSim's: L=2500 o=1500 g=1000 G=6 O=0 S=65535), local copies
+ * 1 ns per byte and shared-memory flags free; or --params FILE, the machine
+ * parameter file `kport-bench loggp` writes (docs/PARAMETERS.md: p2p.intra
+ * between ranks of one node, p2p.inter otherwise, the shm section for
+ * copies, peer reads/writes and flags), whose values the command line's
+ * override. Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
+ * node's inter-node messages share r NICs; --ports k: k messages in flight
+ * per rank (default 1). The rules: docs/SIMULATOR.md.
+ *
+ * Output: the completion time (max over ranks, which rank, min, median),
+ * messages and bytes, the critical path's breakdown, events and the event
+ * rate; --per-rank adds every rank's time; --format json prints one JSON
+ * object. Progress on stderr once a second when stderr is a terminal and
+ * the run takes more than 2 s (-q: never). Exit status 0, 2 on bad input
+ * (usage, numbers, parameter file, a builder's refusal), 1 on an internal
+ * error (schedules that do not match, out of memory).
+ */
+#include "kport.h"
+#include "model/params.h"
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *colls[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kport-sim allgather|gather|alltoall|barrier -a NAME[:k=2,...] -P N [-m BYTES]\n"
+            "                 [--node-size n] [--root r] [--inplace] [--params FILE.json]\n"
+            "                 [-L ns] [-o ns] [-g ns] [-G ns/byte] [-O ns/byte] [-S bytes]\n"
+            "                 [--rails r] [--ports k] [--per-rank] [--format text|json] [-q]\n"
+            "                 [--loggopsim-zero-bytes]\n"
+            "Simulates kport's schedule of the collective under LogGP (docs/SIMULATOR.md).\n"
+            "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies 1 ns/byte;\n"
+            "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S.\n");
+}
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "kport-sim: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+static int num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+        char range[96];
+        snprintf(range, sizeof range, "a number in %g..%g", lo, hi);
+        fprintf(stderr, "kport-sim: %s \"%s\": expected %s\n", opt, s, range);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int inum(const char *opt, const char *s, double lo, double hi, int64_t *out)
+{
+    double v;
+    if (num(opt, s, lo, hi, &v))
+        return -1;
+    if (v != floor(v)) {
+        fprintf(stderr, "kport-sim: %s \"%s\": expected an integer\n", opt, s);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* the options that take a value */
+static int valued(const char *a)
+{
+    static const char *const opts[] = {"-a", "-P", "-m", "--node-size", "--root", "--rails", "--ports", "--params",
+                                       "--format", "-L", "-o", "-g", "-G", "-O", "-S"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(a, opts[i]))
+            return 1;
+    return 0;
+}
+
+typedef struct prog {
+    int on, shown;
+} prog;
+
+static void progress(void *arg, const char *phase, double sim_ns, uint64_t done, uint64_t total, double wall)
+{
+    prog *p = arg;
+    if (!p->on)
+        return;
+    if (total)
+        fprintf(stderr, "\r[kport-sim] %s: %llu / %llu ranks, %.0f s   ", phase, (unsigned long long)done,
+                (unsigned long long)total, wall);
+    else
+        fprintf(stderr, "\r[kport-sim] %s: t = %.3f us, %llu events, %.0f s   ", phase, sim_ns / 1e3,
+                (unsigned long long)done, wall);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage(stdout);
+        return 0;
+    }
+    int coll = -1;
+    for (int c = 0; argc >= 2 && c < KP_COLL_COUNT; c++)
+        if (!strcmp(argv[1], colls[c]))
+            coll = c;
+    if (coll < 0) {
+        if (argc >= 2)
+            fprintf(stderr, "kport-sim: unknown collective \"%s\" (allgather, gather, alltoall or barrier)\n",
+                    argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    const char *spec = NULL, *pfile = NULL, *format = "text";
+    int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1;
+    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0;
+    /* command-line LogGP values: NAN = not given */
+    double L = NAN, o = NAN, g = NAN, G = NAN, O = NAN, S = NAN;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        int64_t iv;
+        if (!strcmp(a, "--inplace"))
+            inplace = 1, takes = 0;
+        else if (!strcmp(a, "--per-rank"))
+            per_rank = 1, takes = 0;
+        else if (!strcmp(a, "-q"))
+            quiet = 1, takes = 0;
+        else if (!strcmp(a, "--loggopsim-zero-bytes"))
+            zero_wrap = 1, takes = 0;
+        else if (!valued(a))
+            return usage(stderr), bad("unknown option \"%s\"%s", a, "");
+        else if (!v)
+            return usage(stderr), bad("%s needs a value%s", a, "");
+        else if (!strcmp(a, "-a"))
+            spec = v;
+        else if (!strcmp(a, "-P")) {
+            if (inum(a, v, 1, 1 << 30, &P))
+                return 2;
+        } else if (!strcmp(a, "-m")) {
+            if (inum(a, v, 0, 1e15, &bytes))
+                return 2;
+        } else if (!strcmp(a, "--node-size")) {
+            if (inum(a, v, 1, 1 << 30, &node_size))
+                return 2;
+        } else if (!strcmp(a, "--root")) {
+            if (inum(a, v, 0, 1 << 30, &root))
+                return 2;
+        } else if (!strcmp(a, "--rails")) {
+            if (inum(a, v, 1, 64, &rails))
+                return 2;
+        } else if (!strcmp(a, "--ports")) {
+            if (inum(a, v, 1, 64, &ports))
+                return 2;
+        } else if (!strcmp(a, "--params"))
+            pfile = v;
+        else if (!strcmp(a, "--format")) {
+            if (strcmp(v, "text") && strcmp(v, "json"))
+                return bad("--format \"%s\": expected text or json%s", v, "");
+            format = v;
+        } else if (!strcmp(a, "-L")) {
+            if (num(a, v, -1e12, 1e12, &L))
+                return 2;
+        } else if (!strcmp(a, "-o")) {
+            if (num(a, v, 0, 1e12, &o))
+                return 2;
+        } else if (!strcmp(a, "-g")) {
+            if (num(a, v, 0, 1e12, &g))
+                return 2;
+        } else if (!strcmp(a, "-G")) {
+            if (num(a, v, 0, 1e12, &G))
+                return 2;
+        } else if (!strcmp(a, "-O")) {
+            if (num(a, v, 0, 1e12, &O))
+                return 2;
+        } else if (!strcmp(a, "-S")) {
+            if (inum(a, v, 0, 9e18, &iv))
+                return 2;
+            S = (double)iv;
+        } else
+            return usage(stderr), bad("unknown option \"%s\"%s", a, "");
+        i += takes;
+    }
+    if (!spec)
+        return bad("-a NAME is required (an algorithm of %s)%s", colls[coll], "");
+    if (P < 1)
+        return bad("-P N is required (N >= 1)%s%s", "", "");
+    if (root >= P)
+        return bad("--root must be below P%s%s", "", "");
+    if (coll == KP_COLL_BARRIER)
+        bytes = 0;
+
+    kp_sim_config c;
+    memset(&c, 0, sizeof c);
+    c.coll = coll;
+    char err[512];
+    if (kp_algo_parse(coll, spec, &c.algo, &c.prm, err, sizeof err))
+        return bad("%s%s", err, "");
+    if (!c.algo)
+        return bad("-a %s: name an algorithm (\"auto\" is kport's run-time selection, not simulated)%s", spec, "");
+    if (pfile) {
+        if (kp_params_load(pfile, &c.m, err, sizeof err))
+            return bad("%s%s", err, "");
+        for (int ch = 0; ch < 2; ch++) {
+            kp_channel *x = ch ? &c.m.inter : &c.m.intra;
+            for (int k = 0; k < x->npieces; k++) {
+                kp_loggp *p = &x->piece[k];
+                if (!isnan(L)) p->L = L;
+                if (!isnan(o)) p->o_s = p->o_r = o;
+                if (!isnan(g)) p->g = g;
+                if (!isnan(G)) p->G = G;
+                if (!isnan(O)) p->O = O;
+            }
+            if (!isnan(S))
+                x->eager_max = (int64_t)S;
+        }
+    } else
+        kp_sim_machine_loggp(&c.m, isnan(L) ? 2500 : L, isnan(o) ? 1500 : o, isnan(g) ? 1000 : g,
+                             isnan(G) ? 6 : G, isnan(O) ? 0 : O, isnan(S) ? 65535 : (int64_t)S);
+    if (kp_params_check(&c.m, err, sizeof err))
+        return bad("parameters: %s%s", err, "");
+    c.P = (int)P;
+    c.bytes = bytes;
+    c.node_size = (int)node_size;
+    c.root = (int)root;
+    c.inplace = inplace;
+    c.rails = (int)rails;
+    c.ports = (int)ports;
+    c.zero_wrap = zero_wrap;
+    prog pg = {!quiet && isatty(2), 0};
+    c.progress = progress;
+    c.progress_arg = &pg;
+
+    kp_sim_result r;
+    int rc = kp_sim_run(&c, &r);
+    if (pg.shown)
+        fprintf(stderr, "\n");
+    if (rc == KP_SUCCESS && r.refused) {
+        fprintf(stderr, "kport-sim: %s refused: %s\n", r.algorithm, r.msg);
+        return 2;
+    }
+    if (rc == KP_ERR_PARAM) {
+        fprintf(stderr, "kport-sim: %s\n", r.msg);
+        return 2;
+    }
+    if (rc != KP_SUCCESS) {
+        fprintf(stderr, "kport-sim: %s: %s\n", r.algorithm, r.msg);
+        return 1;
+    }
+    const double wall = r.build_s + r.sim_s;
+    const double rate = r.sim_s > 0 ? (double)r.events / r.sim_s : 0.0;
+    double cpsum = 0;
+    for (int k = 0; k < KP_SIM_NCAT; k++)
+        cpsum += r.cp[k];
+    const kp_loggp *pi = &c.m.inter.piece[0];
+    if (!strcmp(format, "json")) {
+        printf("{\"coll\": ");
+        json_str(colls[coll]);
+        printf(", \"algorithm\": ");
+        json_str(r.algorithm);
+        printf(", \"P\": %d, \"node_size\": %d, \"rails\": %d, \"ports\": %d, \"bytes\": %lld, \"root\": %d, "
+               "\"inplace\": %s,\n",
+               c.P, c.node_size, c.rails, c.ports, (long long)c.bytes, c.root, inplace ? "true" : "false");
+        printf(" \"max_time_ns\": %.17g, \"slowest_rank\": %d, \"min_time_ns\": %.17g, \"median_time_ns\": %.17g,\n",
+               r.max_ns, r.slowest_rank, r.min_ns, r.median_ns);
+        printf(" \"messages\": %lld, \"msg_bytes\": %lld, \"rendezvous\": %lld, \"copies\": %lld, \"copy_bytes\": %lld, "
+               "\"posts\": %lld, \"waits\": %lld, \"rounds\": %d,\n",
+               (long long)r.messages, (long long)r.msg_bytes, (long long)r.rendezvous, (long long)r.copies,
+               (long long)r.copy_bytes, (long long)r.posts, (long long)r.waits, r.max_rounds);
+        printf(" \"events\": %llu, \"queue_pops\": %llu, \"events_per_s\": %.6g, \"wall_s\": %.6g, \"build_s\": %.6g, "
+               "\"sim_s\": %.6g, \"mem_bytes\": %zu,\n",
+               (unsigned long long)r.events, (unsigned long long)r.pops, rate, wall, r.build_s, r.sim_s, r.mem_bytes);
+        printf(" \"critical_path\": {\"rank\": %d, \"length_ns\": %.17g, \"messages\": %lld", r.slowest_rank, r.max_ns,
+               (long long)r.cp_messages);
+        for (int k = 0; k < KP_SIM_NCAT; k++)
+            printf(", \"%s_ns\": %.9g", kp_sim_cat_name[k], r.cp[k]);
+        printf("},\n \"params\": {");
+        if (pfile) {
+            printf("\"file\": ");
+            json_str(pfile);
+            printf(", \"inter\": {\"L\": %.9g, \"o_s\": %.9g, \"o_r\": %.9g, \"g\": %.9g, \"G\": %.9g, \"O\": %.9g, "
+                   "\"eager_max\": %lld}",
+                   pi->L, pi->o_s, pi->o_r, pi->g, pi->G, pi->O, (long long)kp_channel_eager_max(&c.m.inter));
+        } else
+            printf("\"L\": %.9g, \"o\": %.9g, \"g\": %.9g, \"G\": %.9g, \"O\": %.9g, \"S\": %lld", pi->L, pi->o_s, pi->g,
+                   pi->G, pi->O, (long long)c.m.inter.eager_max);
+        printf("}");
+        if (per_rank) {
+            printf(",\n \"rank_ns\": [");
+            for (int i = 0; i < c.P; i++)
+                printf("%s%.17g", i ? ", " : "", r.rank_ns[i]);
+            printf("]");
+        }
+        printf("}\n");
+    } else {
+        printf("kport-sim %s %s, P = %d, node size %d, %lld B per rank%s\n", colls[coll], r.algorithm, c.P,
+               c.node_size, (long long)c.bytes, inplace ? ", in place" : "");
+        if (pfile)
+            printf("parameters    %s (p2p.inter piece 1: L=%g o_s=%g o_r=%g g=%g G=%g O=%g, eager up to %lld B)\n",
+                   pfile, pi->L, pi->o_s, pi->o_r, pi->g, pi->G, pi->O, (long long)kp_channel_eager_max(&c.m.inter));
+        else
+            printf("parameters    L=%g o=%g g=%g G=%g O=%g S=%lld (ns, ns/byte), copies 1 ns/byte\n", pi->L, pi->o_s,
+                   pi->g, pi->G, pi->O, (long long)c.m.inter.eager_max);
+        if (c.rails || c.ports > 1)
+            printf("network       %d port%s per rank, %s\n", c.ports, c.ports == 1 ? "" : "s",
+                   c.rails ? "rails shared per node" : "no rail sharing");
+        if (c.rails)
+            printf("rails         %d per node\n", c.rails);
+        printf("time          %.3f us (max over ranks, rank %d); min %.3f us, median %.3f us\n", r.max_ns / 1e3,
+               r.slowest_rank, r.min_ns / 1e3, r.median_ns / 1e3);
+        printf("messages      %lld (%lld bytes on the network, %lld rendezvous); %lld copies (%lld bytes)\n",
+               (long long)r.messages, (long long)r.msg_bytes, (long long)r.rendezvous, (long long)r.copies,
+               (long long)r.copy_bytes);
+        printf("critical path %.3f us to rank %d's completion, %lld messages on it:\n", r.max_ns / 1e3,
+               r.slowest_rank, (long long)r.cp_messages);
+        for (int k = 0; k < KP_SIM_NCAT; k++)
+            if (r.cp[k] != 0)
+                printf("  %-10s %14.3f us %6.1f%%\n", kp_sim_cat_name[k], r.cp[k] / 1e3,
+                       cpsum > 0 ? 100.0 * r.cp[k] / cpsum : 0.0);
+        printf("events        %llu (%llu queue pops), simulated in %.3f s: %.3g events/s; schedules built in %.3f s\n",
+               (unsigned long long)r.events, (unsigned long long)r.pops, r.sim_s, rate, r.build_s);
+        printf("wall          %.3f s, %.1f MiB\n", wall, (double)r.mem_bytes / (1 << 20));
+        if (per_rank)
+            for (int i = 0; i < c.P; i++)
+                printf("rank %d %.17g\n", i, r.rank_ns[i]);
+    }
+    kp_sim_result_free(&r);
+    return 0;
+}
