@@ -37,7 +37,7 @@ if [ -n "$perturb" ]; then
     dir=$tmp/perturbed glob=$perturb.txt
 fi
 
-cases=0 ranks=0 bad=0 worst=0 worst_case=-
+cases=0 ranks=0 bad=0 worst=0.000000 worst_case=-
 for f in "$dir"/$glob; do
     [ -f "$f" ] || continue
     # header: # coll=.. algo=.. P=.. m=.. extra=.. L=.. o=.. g=.. G=.. O=.. S=.. | commands
@@ -57,7 +57,8 @@ for f in "$dir"/$glob; do
     # shellcheck disable=SC2206
     [ -z "${h[extra]:-}" ] || args+=(${h[extra]//,/ })
     args+=(-L "${h[L]}" -o "${h[o]}" -g "${h[g]}" -G "${h[G]}" -O "${h[O]}" -S "${h[S]}" --per-rank -q)
-    name=$(basename "$f" .txt)
+    name=${f##*/}
+    name=${name%.txt}
     if ! "$sim" "${args[@]}" >"$tmp/out" 2>"$tmp/err"; then
         echo "FAIL $name: kport-sim ${args[*]} exited with an error: $(head -1 "$tmp/err")"
         bad=$((bad + 1))
@@ -65,7 +66,7 @@ for f in "$dir"/$glob; do
     fi
     cases=$((cases + 1))
     # compare: recorded `rank r t` lines against kport-sim's `rank r t` lines
-    res=$(awk -v name="$name" '
+    awk -v name="$name" -v sum="$tmp/sum" '
         FNR == NR { if ($1 == "rank") { ref[$2] = $3; if ($2 + 0 > maxr) maxr = $2 + 0 } next }
         $1 == "rank" { got[$2] = $3 }
         END {
@@ -82,17 +83,16 @@ for f in "$dir"/$glob; do
                     bad++
                 }
             }
-            printf "SUMMARY %d %d %.6f\n", n, bad, worst
-        }' "$f" "$tmp/out")
-    grep -v '^SUMMARY' <<<"$res"
-    read -r _ n b w <<<"$(grep '^SUMMARY' <<<"$res")"
+            printf "%d %d %.6f\n", n, bad, worst > sum
+        }' "$f" "$tmp/out"
+    read -r n b w <"$tmp/sum"
     if [ "$n" = 0 ]; then
         echo "agree_loggopsim.sh: $f: no rank lines" >&2
         exit 2
     fi
     ranks=$((ranks + n))
     [ "$b" = 0 ] || bad=$((bad + 1))
-    if awk -v a="$w" -v b="$worst" 'BEGIN { exit !(a > b) }'; then worst=$w worst_case=$name; fi
+    if ((10#${w/./} > 10#${worst/./})); then worst=$w worst_case=$name; fi
     unset h
 done
 if [ "$cases" = 0 ] && [ "$bad" = 0 ]; then
