@@ -260,8 +260,15 @@ int kp_agent_run(kp_win w)
     for (;;) {
         int64_t t = w->agent_next;
         int s = (int)(t % w->nslots);
+        int64_t *rp = &ctrl[kp_ctrl_ready(s) / 8];
+        /* unified memory: origins' atomics reach this memory without a
+         * call here, so an empty slot costs one load (every kport call
+         * polls; MPI_Win_sync is a third of a small put's instructions);
+         * the sync runs before the slot is read */
+        if (w->pool_unified && __atomic_load_n(rp, __ATOMIC_ACQUIRE) != t + 1)
+            break;
         MPI_Win_sync(w->pool);
-        int64_t ready = __atomic_load_n(&ctrl[kp_ctrl_ready(s) / 8], __ATOMIC_ACQUIRE);
+        int64_t ready = __atomic_load_n(rp, __ATOMIC_ACQUIRE);
         if (ready != t + 1)
             break;
         kp_slot_hdr h;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char last_method[16];
+static _Thread_local const char *last_method = ""; /* a static name: no copy per call */
 
 const char *kp_strided_last_method(void)
 {
@@ -198,7 +198,7 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
     }
     if (m == KP_M_AUTO)
         m = kp_rma_choose(win, op);
-    snprintf(last_method, sizeof(last_method), "%s", kp_rma_method_name(m));
+    last_method = kp_rma_method_name(m);
     if (m != KP_M_PACK)
         rc = kp_pack_fence(win, target);
     /* a blocking call's request lives on the stack */

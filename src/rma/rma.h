@@ -119,6 +119,7 @@ struct kp_win_s {
     /* cost model parameters used by auto (auto.c, enum kp_rma_param) */
     double par[KP_RP_COUNT];
     int oversub; /* more ranks on this machine than cores: yield when waiting */
+    int pool_unified; /* the pool window's memory model is MPI_WIN_UNIFIED */
     /* committed datatypes of recent layouts (datatype.c): a repeated
      * section skips building and committing its two types */
     struct kp_dt_entry {
@@ -132,7 +133,7 @@ struct kp_win_s {
 };
 
 /* One round of a waiting loop that found nothing: counted; gives the CPU
- * away when the machine is oversubscribed or the wait is long. */
+ * away when the machine is oversubscribed, else pauses. */
 void kp_rma_idle(kp_win w, unsigned *spins);
 
 /* Slot control word addresses (displacements in the pool window). */

@@ -100,6 +100,11 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
     w->cnt.locks += 2; /* both epochs stay open for the window's life */
     {
+        int *model = NULL, flag = 0;
+        MPI_Win_get_attr(w->pool, MPI_WIN_MODEL, &model, &flag);
+        w->pool_unified = flag && model && *model == MPI_WIN_UNIFIED;
+    }
+    {
         MPI_Comm node;
         int nlocal = 1;
         MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -319,9 +324,17 @@ int kp_win_barrier(kp_win win)
 void kp_rma_idle(kp_win w, unsigned *spins)
 {
     w->cnt.polls++;
-    if (w->oversub || ++*spins > 4096) {
+    if (w->oversub) {
         w->cnt.yields++;
-        sched_yield(); /* more ranks than cores, or a long wait: let the others run */
+        sched_yield(); /* more ranks than cores: let the one we wait for run */
+    } else if (++*spins > 64) {
+        /* a CPU of our own: keep it (a yield on a loaded machine costs a
+         * time slice, milliseconds), but pause between polls */
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
     }
 }
 
