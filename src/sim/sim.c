@@ -95,6 +95,11 @@ typedef struct ev {
     uint32_t x; /* op index (relative to the rank's stream) or record index */
 } ev;
 
+typedef struct evb { /* a bucket of the queue */
+    ev *e;
+    size_t n, cap;
+} evb;
+
 /* a message in flight or unexpected, or a wait's completion */
 typedef struct rec {
     clk c;          /* arrival time (or wait completion) and its vector */
@@ -148,8 +153,10 @@ typedef struct sim {
     size_t nprq, capprq;
     uint32_t prqfree;
     /* queue */
-    ev *heap;
-    size_t nheap, capheap;
+    evb bk[65];
+    size_t nheap, zpos;
+    uint64_t last; /* key of the current time */
+    double now;
     uint64_t ts;
     /* hosts touched by the current event */
     uint32_t touch[4];
@@ -273,51 +280,99 @@ static inline void vadd(float *d, const float *v, int cat, double x)
     d[cat] += (float)x;
 }
 
-/* ---- queue (4-ary min-heap on (t, k)) ----------------------------------- */
+/* ---- queue ---------------------------------------------------------------
+ * A radix heap (monotone priority queue): the simulation never queues an
+ * event before the current time, and non-negative doubles order as their
+ * bit patterns, so an event goes to bucket 64 - clz(key ^ last) of the last
+ * time taken out (bucket 0: equal to it). Bucket 0 is kept sorted by the
+ * first-queued order k and read from the front: events queued at the current
+ * time are new, so their k is the largest yet and they are appended in order.
+ * When bucket 0 runs out, the lowest non-empty bucket is spread out around
+ * its smallest time, and what lands in bucket 0 is sorted by k. Every
+ * operation is a sequential append: no cache-missing sift through a heap of
+ * millions of events. */
 
-static inline int ev_less(const ev *a, const ev *b)
+#define NB 65
+
+static inline uint64_t tkey(double t)
 {
-    return a->t < b->t || (a->t == b->t && a->k < b->k);
+    uint64_t u;
+    if (!(t > 0))
+        return 0;
+    memcpy(&u, &t, sizeof u);
+    return u;
+}
+
+static inline int bucket_of(uint64_t key, uint64_t last)
+{
+    return key == last ? 0 : 64 - __builtin_clzll(key ^ last);
+}
+
+static int bpush(sim *s, int b, ev e)
+{
+    evb *B = &s->bk[b];
+    if (B->n == B->cap && grow(s, (void **)&B->e, &B->cap, B->n + 1, sizeof(ev)))
+        return nomem(s);
+    B->e[B->n++] = e;
+    return 0;
 }
 
 static int hpush(sim *s, ev e)
 {
-    if (s->nheap == s->capheap && grow(s, (void **)&s->heap, &s->capheap, s->nheap + 1, sizeof(ev)))
-        return nomem(s);
-    size_t i = s->nheap++;
-    while (i > 0) {
-        size_t p = (i - 1) / 4;
-        if (!ev_less(&e, &s->heap[p]))
-            break;
-        s->heap[i] = s->heap[p];
-        i = p;
+    uint64_t key = tkey(e.t);
+    if (key < s->last) { /* never before the current time */
+        key = s->last;
+        e.t = s->now;
     }
-    s->heap[i] = e;
-    return 0;
+    s->nheap++;
+    return bpush(s, bucket_of(key, s->last), e);
 }
 
+static int ev_k_cmp(const void *a, const void *b)
+{
+    const uint64_t x = ((const ev *)a)->k, y = ((const ev *)b)->k;
+    return x < y ? -1 : x > y;
+}
+
+/* the next event; s->nheap > 0 */
 static ev hpop(sim *s)
 {
-    ev top = s->heap[0];
-    ev last = s->heap[--s->nheap];
-    size_t i = 0, n = s->nheap;
-    for (;;) {
-        size_t c = 4 * i + 1;
-        if (c >= n)
-            break;
-        size_t best = c;
-        size_t end = c + 4 < n ? c + 4 : n;
-        for (size_t j = c + 1; j < end; j++)
-            if (ev_less(&s->heap[j], &s->heap[best]))
-                best = j;
-        if (!ev_less(&s->heap[best], &last))
-            break;
-        s->heap[i] = s->heap[best];
-        i = best;
+    evb *Z = &s->bk[0];
+    if (s->zpos == Z->n) {
+        Z->n = s->zpos = 0;
+        int b = 1;
+        while (s->bk[b].n == 0)
+            b++;
+        evb *B = &s->bk[b];
+        uint64_t m = UINT64_MAX;
+        double mt = 0;
+        for (size_t i = 0; i < B->n; i++) {
+            const uint64_t k = tkey(B->e[i].t);
+            if (k < m) {
+                m = k;
+                mt = B->e[i].t;
+            }
+        }
+        s->last = m;
+        s->now = mt;
+        const size_t n = B->n;
+        B->n = 0;
+        for (size_t i = 0; i < n; i++) /* every element goes to a lower bucket: B is not appended to */
+            bpush(s, bucket_of(tkey(B->e[i].t), m), B->e[i]);
+        if (B->cap > 65536) { /* give large empty buckets back: only the live events hold memory */
+            free(B->e);
+            s->mem -= B->cap * sizeof(ev);
+            B->e = NULL;
+            B->cap = 0;
+        }
+        int sorted = 1;
+        for (size_t i = 1; i < Z->n && sorted; i++)
+            sorted = Z->e[i - 1].k < Z->e[i].k;
+        if (!sorted)
+            qsort(Z->e, Z->n, sizeof(ev), ev_k_cmp);
     }
-    if (n)
-        s->heap[i] = last;
-    return top;
+    s->nheap--;
+    return Z->e[s->zpos++];
 }
 
 static int qnew(sim *s, double t, int type, uint32_t host, uint32_t x)
@@ -1164,7 +1219,8 @@ out:
     free(s->wpool);
     free(s->recs);
     free(s->prqs);
-    free(s->heap);
+    for (int b = 0; b < NB; b++)
+        free(s->bk[b].e);
     if (rc != KP_SUCCESS) {
         free(r->rank_ns);
         r->rank_ns = NULL;
