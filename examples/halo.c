@@ -17,7 +17,8 @@
  * the same order by the serial reference, so results must be bitwise
  * equal. Output per method: "halo grid=.. P=.. dims=.. method=..
  * step_us=<median per step of the max over ranks> put_us=<the six puts>
- * sync_us=<kp_win_barrier> flushes_per_step=<MPI_Win_flush calls, most of
+ * sync_us=<kp_win_barrier> skew_us=<the last rank's arrival at the barrier
+ * after the first's> flushes_per_step=<MPI_Win_flush calls, most of
  * any rank> locks=<window locks taken> yields=<waits that gave the CPU
  * away> errors=0"; then
  * "halo: OK" or "halo: FAIL" (exit status 1).
@@ -138,7 +139,8 @@ int main(int argc, char **argv)
                 }
         kp_win_barrier(win);
         kp_strided_counters_reset(win);
-        double *times = malloc(sizeof(double) * (size_t)steps * 3), *tput = times + steps, *tsync = tput + steps;
+        double *times = malloc(sizeof(double) * (size_t)steps * 4), *tput = times + steps, *tsync = tput + steps,
+               *tskew = tsync + steps;
         int cur = 0;
         for (int t = 0; t < steps; t++) {
             double t0 = MPI_Wtime();
@@ -160,8 +162,11 @@ int main(int argc, char **argv)
             if (rc == KP_SUCCESS)
                 rc = r2;
             double t3 = MPI_Wtime();
-            double dt[3] = {t3 - t0, t2 - t1, t3 - t2}, mx[3];
-            MPI_Allreduce(dt, mx, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            /* skew: how much later the last rank reached the barrier than
+             * the first (stencil + puts), what a barrier must wait anyway */
+            double dt[5] = {t3 - t0, t2 - t1, t3 - t2, t2 - t0, t0 - t2}, mx[5];
+            MPI_Allreduce(dt, mx, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            tskew[t] = mx[3] + mx[4];
             times[t] = mx[0];
             tput[t] = mx[1];
             tsync[t] = mx[2];
@@ -183,11 +188,12 @@ int main(int argc, char **argv)
         qsort(times, (size_t)steps, sizeof(double), cmp_double);
         qsort(tput, (size_t)steps, sizeof(double), cmp_double);
         qsort(tsync, (size_t)steps, sizeof(double), cmp_double);
+        qsort(tskew, (size_t)steps, sizeof(double), cmp_double);
         if (rank == 0)
             printf("halo grid=%ldx%ldx%ld P=%d dims=%dx%dx%d method=%s step_us=%.2f put_us=%.2f sync_us=%.2f "
-                   "flushes_per_step=%.1f locks=%lld yields=%lld errors=%ld%s\n",
+                   "skew_us=%.2f flushes_per_step=%.1f locks=%lld yields=%lld errors=%ld%s\n",
                    NX, NY, NZ, P, dims[0], dims[1], dims[2], m, times[steps / 2] * 1e6, tput[steps / 2] * 1e6,
-                   tsync[steps / 2] * 1e6, (double)most[0] / steps, most[1], most[2], all,
+                   tsync[steps / 2] * 1e6, tskew[steps / 2] * 1e6, (double)most[0] / steps, most[1], most[2], all,
                    anyrc ? " (a call failed)" : "");
         if (all || anyrc)
             fail = 1;
