@@ -28,6 +28,9 @@ CASE:
   forced      KPORT_ALLGATHER=ring with the file: ring at every size
   run         kport-tune --run (--bench kport-bench; all-gather at 8 and
               4096 B, the barrier) writes rules at P = NP that kport follows
+  sim         kport-tune --sim (--sim kport-sim; P = 16, 32 in nodes of 4):
+              every rule names the fastest simulated algorithm at its sizes,
+              and kport loads the file
 Exit 0 when every check passed; each failure is printed.
 """
 
@@ -220,10 +223,42 @@ def case_run(a, mpi, tmp):
     print("  kport-tune --run: %d rules, followed" % len(doc["rules"]))
 
 
+def case_sim(a, mpi, tmp):
+    out, raw = os.path.join(tmp, "sim.json"), os.path.join(tmp, "sim.jsonl")
+    cmd = [sys.executable, a.tune, "--sim", "--sim-cmd", a.sim, "--P", "16,32", "--node-size", "4",
+           "--colls", "allgather,barrier", "--sizes", "8,512,32768", "-a", "ring,bruck,recursive_doubling,smp_bruck,"
+           "smp_direct,dissemination,smp", "--save", raw, "-o", out]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
+    if not check(p.returncode == 0, "kport-tune --sim failed: %s" % p.stderr[-500:]):
+        return
+    doc = json.load(open(out))
+    best = {}
+    for ln in open(raw):
+        r = json.loads(ln)
+        key = (r["coll"], r["P"], r.get("bytes", 0) if r["coll"] != "barrier" else 0)
+        alg = r["algorithm"].split(" (")[0]
+        t = r["max_time_ns"]
+        if key not in best or t < best[key][1]:
+            best[key] = ({alg}, t)
+        elif t == best[key][1]:
+            best[key][0].add(alg)
+    for (coll, P, size), (algs, _) in sorted(best.items()):
+        rs = [r for r in doc["rules"] if r["collective"] == coll and inside(r["P"], P) and inside(r["nodes"], P // 4)
+              and inside(r["ppn"], 4) and inside(r.get("bytes"), size)]
+        check(rs and rs[0]["algorithm"] in algs, "%s P=%d %d B: the file says %s, kport-sim's fastest is %s" %
+              (coll, P, size, rs and rs[0]["algorithm"], " or ".join(sorted(algs))))
+    check(len(best) == 2 * 4, "simulated points: %d, expected 8" % len(best))
+    # kport loads the file without complaint
+    names, err = run(mpi, 2, a.prog, {"KPORT_TUNING_FILE": out, "KPORT_VERBOSE": "1"}, [8])
+    check("kport: tuning file %s: %d rules" % (out, len(doc["rules"])) in err, "kport did not load it: %s" % err[-300:])
+    print("  kport-tune --sim: %d rules, each the fastest simulated" % len(doc["rules"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=("roundtrip", "fallthrough", "malformed", "forced", "run"))
+    ap.add_argument("case", choices=("roundtrip", "fallthrough", "malformed", "forced", "run", "sim"))
     ap.add_argument("--bench", help="kport-bench (case run)")
+    ap.add_argument("--sim", help="kport-sim (case sim)")
     ap.add_argument("--tune", required=True)
     ap.add_argument("--run", dest="prog", required=True)
     ap.add_argument("--np", type=int, default=2)
@@ -232,7 +267,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kport_tune_") as tmp:
         {"roundtrip": case_roundtrip, "fallthrough": case_fallthrough, "malformed": case_malformed,
-         "forced": case_forced, "run": case_run}[a.case](a, a.mpi, tmp)
+         "forced": case_forced, "run": case_run, "sim": case_sim}[a.case](a, a.mpi, tmp)
     print("%s: %s" % (a.case, "%d failed" % len(failures) if failures else "passed"))
     return 1 if failures else 0
 

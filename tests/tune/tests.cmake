@@ -20,7 +20,7 @@ if(Python3_Interpreter_FOUND)
     add_test(NAME ${name} COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/check_tune.py ${case}
       --tune ${PROJECT_SOURCE_DIR}/tools/kport-tune --run $<TARGET_FILE:test_tuning_run> --np ${np}
       --bench $<TARGET_FILE:kport-bench>
-      --data ${PROJECT_SOURCE_DIR}/tests/data/tune/allgather-ompi-p2-p3.jsonl
+      --data ${PROJECT_SOURCE_DIR}/tests/data/tune/allgather-ompi-p2-p3.jsonl ${ARGN}
       -- ${KPORT_MPIEXEC} ${KPORT_MPIEXEC_FLAGS})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${KPORT_MPI_ENV}" TIMEOUT 300 PROCESSORS 2)
   endfunction()
@@ -32,6 +32,9 @@ if(Python3_Interpreter_FOUND)
   kport_tune_test(tune_malformed_p2 malformed 2)
   kport_tune_test(tune_forced_p2 forced 2)
   kport_tune_test(tune_tool_run_p2 run 2)
+  if(TARGET kport-sim) # kport-tune --sim, with the simulator when it is built
+    kport_tune_test(tune_tool_sim sim 2 --sim $<TARGET_FILE:kport-sim>)
+  endif()
   # kport-tune's own errors: a file that is not kport-bench JSON
   add_test(NAME tune_tool_bad_input COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/kport-tune
     --from-bench ${PROJECT_SOURCE_DIR}/tests/data/bench/bad-text-output.txt)
