@@ -10,17 +10,23 @@
 #   tests/sim/agree_loggopsim.sh --perturb CASE KPORT_SIM DATADIR
 # The second form proves the test can fail: it compares against a copy of
 # DATADIR/CASE.txt whose times are 2% larger, and must print FAIL lines.
+# --sim-arg ARG (repeatable) passes ARG to every kport-sim run, e.g.
+# --loggopsim-zero-bytes, with which every case agrees to the nanosecond.
 #
 # Exit 0: every rank of every case agrees; 1: some disagreement or a missing
 # rank; 2: usage or an unreadable recorded file.
 set -uo pipefail
-perturb=
-if [ "${1:-}" = --perturb ] && [ $# -ge 2 ]; then
-    perturb=$2
+perturb= simargs=()
+while [ $# -ge 2 ]; do
+    case $1 in
+        --perturb) perturb=$2 ;;
+        --sim-arg) simargs+=("$2") ;;
+        *) break ;;
+    esac
     shift 2
-fi
+done
 if [ $# -lt 2 ] || [ ! -x "$1" ] || [ ! -d "$2" ]; then
-    echo "usage: agree_loggopsim.sh KPORT_SIM DATADIR [CASE_GLOB]" >&2
+    echo "usage: agree_loggopsim.sh [--perturb CASE] [--sim-arg ARG]... KPORT_SIM DATADIR [CASE_GLOB]" >&2
     exit 2
 fi
 sim=$1 dir=$2 glob=${3:-*.txt}
@@ -56,7 +62,7 @@ for f in "$dir"/$glob; do
     [ "${h[coll]}" = barrier ] || args+=(-m "${h[m]}")
     # shellcheck disable=SC2206
     [ -z "${h[extra]:-}" ] || args+=(${h[extra]//,/ })
-    args+=(-L "${h[L]}" -o "${h[o]}" -g "${h[g]}" -G "${h[G]}" -O "${h[O]}" -S "${h[S]}" --per-rank -q)
+    args+=(-L "${h[L]}" -o "${h[o]}" -g "${h[g]}" -G "${h[G]}" -O "${h[O]}" -S "${h[S]}" --per-rank -q "${simargs[@]}")
     name=${f##*/}
     name=${name%.txt}
     if ! "$sim" "${args[@]}" >"$tmp/out" 2>"$tmp/err"; then
