@@ -22,7 +22,9 @@
  *   bad   descriptors refused with the expected code and a message, and
  *         every window unchanged afterwards;
  *   counters  the MPI calls per call (kp_strided_counters): one flush per
- *         blocking direct / datatype call, no lock, none by barriers.
+ *         blocking direct / datatype call, no lock, none by barriers;
+ *   params  KPORT_PARAMS' "rma" object steers auto (packing made free:
+ *         auto packs) and a negative field is refused by kp_win_create.
  * --user-window: the window is the program's own (MPI_Win_create over
  * malloc'd memory) wrapped with kp_win_from_mpi.
  * --thread: MPI_THREAD_MULTIPLE and the helper thread; the targets sit in a
@@ -525,6 +527,59 @@ static void test_counters(int tag)
     free(src);
 }
 
+/* The cost model's parameters come from KPORT_PARAMS' "rma" object: a
+ * file that makes packing free and every other method dear makes auto
+ * pack (and the data still arrive); a negative or unknown-typed value is
+ * refused by kp_win_create naming the field. */
+static void test_params(void)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/tmp/kport_test_strided_%d_%d.json", (int)getpid(), rank);
+    const char *saved = getenv("KPORT_PARAMS");
+    char *keep = saved ? strdup(saved) : NULL;
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"t0\": 1e9, \"td0\": 1e9, \"ta0\": 1e9, \"tda0\": 1e9, "
+               "\"tp\": 0, \"tm\": 0, \"tc\": 0, \"tsa\": 0}}\n");
+    fclose(f);
+    setenv("KPORT_PARAMS", path, 1);
+    kp_win w2 = NULL;
+    void *b2 = NULL;
+    int rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
+    kt_expect(rc == KP_SUCCESS, "kp_win_create with a valid rma object: %s", kp_last_error());
+    if (rc == KP_SUCCESS) {
+        kp_strided_set_method("auto");
+        unsigned char src[64 * 4];
+        for (int i = 0; i < (int)sizeof(src); i++)
+            src[i] = (unsigned char)(rank * 3 + i);
+        MPI_Aint count[2] = {16, 4}, st[1] = {64};
+        memset(b2, 0, 4096);
+        kp_win_barrier(w2);
+        rc = kp_put_strided(src, st, 100, st, count, 1, (rank + 1) % P, w2);
+        kt_expect(rc == KP_SUCCESS && !strcmp(kp_strided_last_method(), "pack"),
+                  "auto under a parameter file that makes packing free ran %s (rc %d)", kp_strided_last_method(), rc);
+        kp_win_barrier(w2);
+        int origin = (rank - 1 + P) % P, bad = 0;
+        for (int r = 0; r < 4; r++)
+            for (int i = 0; i < 16; i++)
+                bad += ((unsigned char *)b2)[100 + r * 64 + i] != (unsigned char)(origin * 3 + r * 64 + i);
+        kt_expect(bad == 0, "auto's pack put under KPORT_PARAMS: %d wrong bytes", bad);
+        kp_strided_set_method(NULL);
+        kp_win_free(&w2);
+    }
+    f = fopen(path, "w");
+    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"ts\": 20, \"tda1\": -3}}\n");
+    fclose(f);
+    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
+    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tda1"),
+              "rma.tda1 = -3 accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
+    if (keep)
+        setenv("KPORT_PARAMS", keep, 1);
+    else
+        unsetenv("KPORT_PARAMS");
+    free(keep);
+    remove(path);
+}
+
 int main(int argc, char **argv)
 {
     int thread = 0, user = 0;
@@ -591,6 +646,7 @@ int main(int argc, char **argv)
         kp_strided_set_method(NULL);
         test_bad(++tag);
         test_counters(++tag);
+        test_params();
     }
     rc = kp_win_free(&win);
     kt_expect(rc == KP_SUCCESS && win == NULL, "kp_win_free: %s", kp_last_error());
