@@ -55,6 +55,18 @@ static int scale_is_one(int type, const void *scale)
     }
 }
 
+typedef struct scale_arg {
+    const kp_rma_op *op;
+    char *stream;
+} scale_arg;
+
+static int scale_run(int64_t where, int64_t soff, int64_t n, void *a)
+{
+    scale_arg *s = a;
+    kp_acc_scale(s->op->acc_type, s->op->scale, s->op->lbase + where, s->stream + soff, n);
+    return 0;
+}
+
 int kp_acc_scaled_stream(const kp_rma_op *op, char **out)
 {
     *out = NULL;
@@ -64,8 +76,13 @@ int kp_acc_scaled_stream(const kp_rma_op *op, char **out)
     if (!t)
         return kp_error(KP_ERR_NOMEM, "strided accumulate: no memory for %lld scaled bytes",
                         (long long)op->sd.total);
-    kp_sd_pack_range(&op->sd, &op->lside, op->lbase, 0, op->sd.total, t);
-    kp_acc_scale(op->acc_type, op->scale, t, t, op->sd.total);
+    if (op->sd.count[0] >= 256) { /* long rows: scale straight from the source, one pass */
+        scale_arg a = {op, t};
+        kp_sd_runs(&op->sd, &op->lside, 0, op->sd.total, scale_run, &a);
+    } else { /* short rows: the packing loop without a call per chunk, then scale */
+        kp_sd_pack_range(&op->sd, &op->lside, op->lbase, 0, op->sd.total, t);
+        kp_acc_scale(op->acc_type, op->scale, t, t, op->sd.total);
+    }
     *out = t;
     return KP_SUCCESS;
 }
