@@ -99,6 +99,24 @@ static int valued(const char *a)
     return 0;
 }
 
+static const char *const hop_name[] = {"send", "take", "copy", "flag"};
+
+static void print_hop(const kp_sim_hop *h)
+{
+    printf("    %14.3f us  rank %d ", h->t / 1e3, h->rank);
+    switch (h->kind) {
+    case KP_SIM_HOP_SEND: printf("sends %lld B to %d\n", (long long)h->len, h->peer); break;
+    case KP_SIM_HOP_TAKE: printf("takes in %lld B from %d\n", (long long)h->len, h->peer); break;
+    case KP_SIM_HOP_COPY:
+        if (h->peer == h->rank)
+            printf("copies %lld B\n", (long long)h->len);
+        else
+            printf("copies %lld B from or to %d\n", (long long)h->len, h->peer);
+        break;
+    default: printf("sees post %lld of %d\n", (long long)h->len, h->peer); break;
+    }
+}
+
 typedef struct prog {
     int on, shown;
 } prog;
@@ -313,6 +331,15 @@ int main(int argc, char **argv)
                (long long)r.cp_messages);
         for (int k = 0; k < KP_SIM_NCAT; k++)
             printf(", \"%s_ns\": %.9g", kp_sim_cat_name[k], r.cp[k]);
+        printf(", \"hops\": %d", r.nchain);
+        if (r.nchain >= 0 && r.nchain <= 1000) {
+            printf(",\n  \"chain\": [");
+            for (int i = 0; i < r.nchain; i++)
+                printf("%s{\"t_ns\": %.17g, \"rank\": %d, \"op\": \"%s\", \"peer\": %d, \"bytes\": %lld}", i ? ", " : "",
+                       r.chain[i].t, r.chain[i].rank, hop_name[r.chain[i].kind], r.chain[i].peer,
+                       (long long)r.chain[i].len);
+            printf("]");
+        }
         printf("},\n \"params\": {");
         if (pfile) {
             printf("\"file\": ");
@@ -356,6 +383,17 @@ int main(int argc, char **argv)
             if (r.cp[k] != 0)
                 printf("  %-10s %14.3f us %6.1f%%\n", kp_sim_cat_name[k], r.cp[k] / 1e3,
                        cpsum > 0 ? 100.0 * r.cp[k] / cpsum : 0.0);
+        if (r.nchain > 0) {
+            printf("  the chain, %d hops (start time, what):\n", r.nchain);
+            for (int i = 0; i < r.nchain; i++) {
+                if (r.nchain > 24 && i == 8) {
+                    printf("    ... %d more hops ...\n", r.nchain - 20);
+                    i = r.nchain - 12;
+                }
+                print_hop(&r.chain[i]);
+            }
+        } else if (r.nchain < 0)
+            printf("  (the chain of hops is not listed: more than 4M hops to log)\n");
         printf("events        %llu (%llu queue pops), simulated in %.3f s: %.3g events/s; schedules built in %.3f s\n",
                (unsigned long long)r.events, (unsigned long long)r.pops, r.sim_s, rate, r.build_s);
         printf("wall          %.3f s, %.1f MiB\n", wall, (double)r.mem_bytes / (1 << 20));

@@ -82,7 +82,17 @@ typedef struct sop {
 typedef struct clk {
     double t;
     float v[NV];
+    uint32_t who; /* the chain's last hop that set it (index + 1 in the hop log; 0: none) */
 } clk;
+
+/* one hop of a chain of operations (the critical path's log) */
+typedef struct hop {
+    double t;      /* when it started */
+    int64_t len;   /* bytes (wait: the post's number) */
+    uint32_t rank, peer, pred;
+    int kind;      /* KP_SIM_HOP_* */
+} hop;
+#define HOP_LOG_MAX (4u << 20)
 
 /* ---- events ------------------------------------------------------------ */
 
@@ -162,6 +172,9 @@ typedef struct sim {
     uint32_t touch[4];
     int ntouch;
     int64_t finished;
+    hop *log;
+    size_t nlog, caplog;
+    int log_on;
     int err;
     size_t mem, peak;
 } sim;
@@ -266,10 +279,24 @@ static double locop_cost(const sim *s, sop o)
     }
 }
 
-static inline void vcopy(clk *d, double t, const float *v)
+static inline void vcopy(clk *d, double t, const float *v, uint32_t who)
 {
     d->t = t;
     memcpy(d->v, v, sizeof d->v);
+    d->who = who;
+}
+
+/* log a hop of the chain (when the log is on and not full); its index + 1 */
+static uint32_t hop_log(sim *s, double t, uint32_t rank, int kind, uint32_t peer, int64_t len, uint32_t pred)
+{
+    if (!s->log_on || s->nlog >= HOP_LOG_MAX)
+        return 0;
+    if (s->nlog == s->caplog && grow(s, (void **)&s->log, &s->caplog, s->nlog + 1, sizeof(hop))) {
+        s->log_on = 0;
+        return 0;
+    }
+    s->log[s->nlog] = (hop){t, len, rank, peer, pred, kind};
+    return (uint32_t)++s->nlog;
 }
 
 /* d = (t0, v) + x in category cat */
@@ -545,10 +572,10 @@ static void rdv_done(sim *s, const rec *m, const clk *at)
 {
     srank *q = &s->rk[m->src];
     if (q->cpu.t < at->t)
-        vcopy(&q->cpu, at->t, at->v);
+        vcopy(&q->cpu, at->t, at->v, at->who);
     clk *p = &s->gs[(size_t)m->src * (size_t)s->ports + m->port];
     if (p->t < at->t)
-        vcopy(p, at->t, at->v);
+        vcopy(p, at->t, at->v, at->who);
     done(s, m->src, m->op);
 }
 
@@ -569,10 +596,11 @@ static int ev_send(sim *s, ev e)
         ready = rail->t;
     if (ready > e.t)
         return qagain(s, e, ready);
-    const float *bv = k->cpu.t == e.t ? k->cpu.v : port->t == e.t ? port->v : rail ? rail->v : k->cpu.v;
+    const clk *bc = k->cpu.t == e.t ? &k->cpu : port->t == e.t ? port : rail ? rail : &k->cpu;
     float v[NV];
-    memcpy(v, bv, sizeof v);
+    memcpy(v, bc->v, sizeof v);
     const int64_t sz = op_len(s, o);
+    const uint32_t who = hop_log(s, e.t, h, KP_SIM_HOP_SEND, q, sz, bc->who);
     const kp_channel *ch = chan(s, h, q);
     const kp_loggp *p = kp_channel_piece(ch, sz);
     /* s - 1 bytes beyond the first; 0 for s = 0 (LogGOPSim's unsigned s - 1
@@ -588,6 +616,7 @@ static int ev_send(sim *s, ev e)
     port->t = ng;
     vadd(port->v, v, KP_SIM_GAP, p->g);
     port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
+    k->cpu.who = port->who = who;
     if (rail)
         *rail = *port;
     /* the message: first byte at the receiver after o + L */
@@ -599,6 +628,7 @@ static int ev_send(sim *s, ev e)
     vadd(rm->c.v, v, KP_SIM_OVERHEAD, p->o_s);
     rm->c.v[KP_SIM_WIRE] += (float)p->L;
     rm->c.v[KP_SIM_NCAT] += 1.0f;
+    rm->c.who = who;
     rm->src = h;
     rm->op = e.x;
     rm->next = 0;
@@ -632,7 +662,7 @@ static int ev_recv(sim *s, ev e)
             return match_err(s, rm->src, h, ss, rs);
         if (rendezvous(chan(s, rm->src, h), ss)) {
             clk at;
-            vcopy(&at, e.t, k->cpu.v); /* the receive's time (its vector: the CPU's) */
+            vcopy(&at, e.t, k->cpu.v, k->cpu.who); /* the receive's time (its vector: the CPU's) */
             rdv_done(s, rm, &at);
         }
         rec_free(s, m);
@@ -667,15 +697,11 @@ static int ev_msg(sim *s, ev e)
         ready = rail->t;
     if (ready > e.t)
         return qagain(s, e, ready);
+    const clk *bc = rm->c.t == e.t ? &rm->c : k->cpu.t == e.t ? &k->cpu : port->t == e.t ? port : rail ? rail : &rm->c;
     float v[NV];
-    memcpy(v,
-           rm->c.t == e.t     ? rm->c.v
-           : k->cpu.t == e.t  ? k->cpu.v
-           : port->t == e.t   ? port->v
-           : rail             ? rail->v
-                              : rm->c.v,
-           sizeof v);
+    memcpy(v, bc->v, sizeof v);
     const int64_t sz = op_len(s, *rop(s, rm->src, rm->op));
+    const uint32_t who = hop_log(s, e.t, h, KP_SIM_HOP_TAKE, rm->src, sz, bc->who);
     const kp_channel *ch = chan(s, rm->src, h);
     const kp_loggp *p = kp_channel_piece(ch, sz);
     const double s1 = sz > 1 ? (double)(sz - 1) : sz == 0 && s->c->zero_wrap ? -1.0 : 0.0;
@@ -689,6 +715,7 @@ static int ev_msg(sim *s, ev e)
     port->t = t + p->g + s1 * p->G;
     vadd(port->v, v, KP_SIM_GAP, p->g);
     port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
+    k->cpu.who = port->who = who;
     if (rail)
         *rail = *port;
     /* the first posted receive from the sender */
@@ -711,7 +738,7 @@ static int ev_msg(sim *s, ev e)
             return match_err(s, rm->src, h, sz, rs);
         if (rendezvous(ch, sz)) {
             clk at;
-            vcopy(&at, t, v);
+            vcopy(&at, t, v, who);
             rdv_done(s, rm, &at);
         }
         rec_free(s, e.x);
@@ -719,8 +746,7 @@ static int ev_msg(sim *s, ev e)
         return 0;
     }
     /* unexpected */
-    rm->c.t = t;
-    memcpy(rm->c.v, v, sizeof v);
+    vcopy(&rm->c, t, v, who);
     rm->next = 0;
     if (k->uq_tail)
         s->recs[k->uq_tail - 1].next = e.x;
@@ -737,14 +763,15 @@ static clk *post_slot(sim *s, uint32_t q, uint32_t n)
     return &s->post[s->pbase[q] + n - 1];
 }
 
-static int wait_done_at(sim *s, uint32_t h, uint32_t op, double t, const float *v)
+/* rank h's wait (op) for post n of rank q, posted as pc, completes at t */
+static int wait_done_at(sim *s, uint32_t h, uint32_t op, double t, const clk *pc, uint32_t q, uint32_t n)
 {
+    const uint32_t who = hop_log(s, pc->t, h, KP_SIM_HOP_FLAG, q, n, pc->who);
     const uint32_t m = rec_new(s);
     if (!m)
         return s->err;
     rec *rm = &s->recs[m - 1];
-    rm->c.t = t;
-    memcpy(rm->c.v, v, sizeof rm->c.v);
+    vcopy(&rm->c, t, pc->v, who);
     rm->c.v[KP_SIM_WAIT] += (float)s->c->m.flag.fixed;
     rm->src = h;
     rm->op = op;
@@ -765,13 +792,13 @@ static int ev_locop(sim *s, ev e)
             snprintf(s->r->msg, sizeof s->r->msg, "rank %u: post %u out of range", h, o.meta >> M_VAL_SHIFT);
             return s->err = KP_ERR_INTERNAL;
         }
-        vcopy(pc, e.t, k->cpu.v);
+        vcopy(pc, e.t, k->cpu.v, k->cpu.who);
         uint32_t prev = 0;
         for (uint32_t w = s->whead[h]; w;) {
             wnode *wn = &s->wpool[w - 1];
             const uint32_t nx = wn->next;
             if (wn->n == (o.meta >> M_VAL_SHIFT)) {
-                if (wait_done_at(s, wn->rank, wn->op, e.t + s->c->m.flag.fixed, pc->v))
+                if (wait_done_at(s, wn->rank, wn->op, e.t + s->c->m.flag.fixed, pc, h, wn->n))
                     return s->err;
                 if (prev)
                     s->wpool[prev - 1].next = nx;
@@ -800,7 +827,7 @@ static int ev_locop(sim *s, ev e)
                 done(s, h, e.x);
                 return 0;
             }
-            return wait_done_at(s, h, e.x, tw, pc->v);
+            return wait_done_at(s, h, e.x, tw, pc, o.peer, n);
         }
         uint32_t w = s->wfree;
         if (w)
@@ -815,6 +842,7 @@ static int ev_locop(sim *s, ev e)
         return 0;
     }
     const double c = locop_cost(s, o);
+    k->cpu.who = hop_log(s, e.t, h, KP_SIM_HOP_COPY, (o.meta & M_KIND) == S_COPY ? h : o.peer, op_len(s, o), k->cpu.who);
     k->cpu.t = e.t + c;
     k->cpu.v[KP_SIM_COPY] += (float)c;
     done(s, h, e.x);
@@ -1169,6 +1197,8 @@ int kp_sim_run(const kp_sim_config *c, kp_sim_result *r)
         rc = nomem(s);
         goto out;
     }
+    /* the chain is logged when it fits: sends, messages taken in, copies, flags */
+    s->log_on = (uint64_t)(2 * r->messages + r->copies + r->waits) <= HOP_LOG_MAX;
     if ((rc = simulate(s, t0)))
         goto out;
     r->sim_s = now_s() - t1;
@@ -1188,6 +1218,20 @@ int kp_sim_run(const kp_sim_config *c, kp_sim_result *r)
         r->cp[k] = w->cpu.v[k];
     r->cp[KP_SIM_CALL] += skew;
     r->cp_messages = (int64_t)llround(w->cpu.v[KP_SIM_NCAT]);
+    if (s->log_on) { /* walk the chain back from the slowest rank's last hop */
+        int n = 0;
+        for (uint32_t i = w->cpu.who; i; i = s->log[i - 1].pred)
+            n++;
+        r->chain = malloc((size_t)(n ? n : 1) * sizeof *r->chain);
+        if (r->chain) {
+            r->nchain = n;
+            for (uint32_t i = w->cpu.who; i; i = s->log[i - 1].pred) {
+                const hop *x = &s->log[i - 1];
+                r->chain[--n] = (kp_sim_hop){x->t, x->len, (int)x->rank, (int)x->peer, x->kind};
+            }
+        }
+    } else
+        r->nchain = -1;
     /* min and median from a sorted copy (the schedules are gone by now) */
     free(s->ops);
     s->ops = NULL;
@@ -1219,17 +1263,18 @@ out:
     free(s->wpool);
     free(s->recs);
     free(s->prqs);
+    free(s->log);
     for (int b = 0; b < NB; b++)
         free(s->bk[b].e);
-    if (rc != KP_SUCCESS) {
-        free(r->rank_ns);
-        r->rank_ns = NULL;
-    }
+    if (rc != KP_SUCCESS)
+        kp_sim_result_free(r);
     return rc;
 }
 
 void kp_sim_result_free(kp_sim_result *r)
 {
     free(r->rank_ns);
+    free(r->chain);
     r->rank_ns = NULL;
+    r->chain = NULL;
 }

@@ -31,6 +31,19 @@ enum kp_sim_cat {
 };
 extern const char *const kp_sim_cat_name[KP_SIM_NCAT];
 
+/* One hop of the critical path's chain of operations. */
+enum kp_sim_hop_kind {
+    KP_SIM_HOP_SEND = 0, /* rank sends len bytes to peer (starts at t) */
+    KP_SIM_HOP_TAKE,     /* rank takes in a message of len bytes from peer */
+    KP_SIM_HOP_COPY,     /* rank copies len bytes (peer: itself, or the peer of a peer read / write) */
+    KP_SIM_HOP_FLAG      /* rank sees post len of peer (posted at t) */
+};
+typedef struct kp_sim_hop {
+    double t;
+    int64_t len;
+    int rank, peer, kind;
+} kp_sim_hop;
+
 typedef struct kp_sim_config {
     int coll;              /* enum kp_coll */
     const kp_algo *algo;   /* from kp_algo_parse */
@@ -60,6 +73,8 @@ typedef struct kp_sim_result {
     uint64_t pops;        /* events taken from the queue, re-insertions included */
     double cp[KP_SIM_NCAT]; /* the slowest rank's critical path by category (ns; sums to max_ns) */
     int64_t cp_messages;  /* messages on that path */
+    kp_sim_hop *chain;    /* the path's hops in time order (nchain; -1: too many hops to log) */
+    int nchain;
     char algorithm[192];  /* the name as run: clamped parameters and the note */
     double build_s, sim_s;/* wall time building the schedules and simulating them */
     size_t mem_bytes;     /* the engine's own peak allocation (schedules, state, queue) */

@@ -31,6 +31,11 @@ assert d["msg_bytes"] == 37 * 36 * 64, d["msg_bytes"]
 cp = d["critical_path"]
 parts = sum(v for k, v in cp.items() if k.endswith("_ns") and k != "length_ns")
 assert abs(parts - cp["length_ns"]) < 1e-3 * cp["length_ns"], (parts, cp)
+# the chain ends at the slowest rank, in time order, with one send per message on the path
+ch = cp["chain"]
+assert cp["hops"] == len(ch) and ch[-1]["rank"] == d["slowest_rank"], cp
+assert all(a["t_ns"] <= b["t_ns"] for a, b in zip(ch, ch[1:])), ch
+assert sum(h["op"] == "send" for h in ch) == cp["messages"], cp
 assert d["params"] == {"L": 2500, "o": 1500, "g": 1000, "G": 6, "O": 0, "S": 65535}, d["params"]
 PY
 

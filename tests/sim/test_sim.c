@@ -126,6 +126,15 @@ static void test_ring3(void)
         CHECK_NS(r.rank_ns[p], h1 + o + (s - 1) * G); /* 5596 */
     CHECK_NS(r.max_ns, 5596);
     CHECK(r.cp_messages == 2);
+    /* the chain: rank 1's block travels 1 -> 2 -> 0 (rank 0 completes last by its number) */
+    CHECK(r.slowest_rank == 0 && r.nchain == 4);
+    if (r.nchain == 4) {
+        CHECK(r.chain[0].kind == KP_SIM_HOP_SEND && r.chain[0].rank == 1 && r.chain[0].peer == 2 && r.chain[0].t == 0);
+        CHECK(r.chain[1].kind == KP_SIM_HOP_TAKE && r.chain[1].rank == 2 && r.chain[1].t == h0);
+        CHECK(r.chain[2].kind == KP_SIM_HOP_SEND && r.chain[2].rank == 2 && r.chain[2].peer == 0 && r.chain[2].t == t1);
+        CHECK(r.chain[3].kind == KP_SIM_HOP_TAKE && r.chain[3].rank == 0 && r.chain[3].len == 100 &&
+              r.chain[3].t == h1);
+    }
     kp_sim_result_free(&r);
 }
 
