@@ -3,7 +3,7 @@
  *
  *   T_direct   = t0 + k * ts + tn * N                   (equation 1)
  *   T_pack     = n * tp + tn * N + 2 * (tm * N + tc * k)   (equation 2, per piece)
- *   T_datatype = td0 + td1 * k + tn * N                 (measured, as the paper's NIC method)
+ *   T_datatype = td0 + td1 * k + tdn * N                (measured, as the paper's NIC method)
  *
  * k chunks of count[0] bytes, N bytes in all, n = ceil(N / slot bytes)
  * pieces. t0, td0: the whole fixed cost of a one-chunk call by the direct
@@ -12,17 +12,20 @@
  * MPI operation in the epoch; tn: per byte moved; tm: per byte copied
  * (packing, unpacking), tc: per chunk copied; tp: the whole pack call of
  * one slot (the paper's ts for one packed message plus the flow control);
- * td1: the datatype method's cost per chunk. A get by pack pays one more
- * round trip per piece (tp counts it twice).
+ * td1, tdn: the datatype method's cost per chunk and per byte (Open MPI
+ * copies at memcpy speed, tdn = tn; MPICH 4.0 packs the datatype and pays
+ * about 10 times tn). A get by pack pays one more round trip per piece (tp
+ * counts it twice).
  * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,
- * tda1): an MPI_Accumulate per chunk costs 2-3 puts (the target's
+ * tda1, tdna): an MPI_Accumulate per chunk costs 2-3 puts (the target's
  * accumulate lock), and scaling adds per byte; the pack method's agent
  * applies one accumulate per run at the target (k * tsa).
  *
  * The parameters come from the "rma" object of the parameter file named by
  * KPORT_PARAMS (docs/PARAMETERS.md; written by kport-bench strided
  * --calibrate), else the defaults below (measured on the development
- * machine, Open MPI 4.1 osc/sm, 2 ranks of one node). The choice is
+ * machine, 2 ranks of one node, one set for Open MPI 4.1 and one for MPICH
+ * 4.0, chosen by the mpi.h kport is compiled with). The choice is
  * local: origins may pick different methods, which is safe (every method
  * keeps the same completion and atomicity rules).
  */
@@ -50,18 +53,28 @@ int kp_rma_method_parse(const char *s)
     return -1;
 }
 
-const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",  "tc",   "tp",  "td0",
-                                                      "td1", "ta0", "tsa", "tna", "tda0", "tda1"};
+const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
+                                                      "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna"};
 
 void kp_rma_params_default(kp_win w)
 {
-    /* kport-bench strided --calibrate, Open MPI 4.1.4 osc/sm, 2 ranks */
+    /* kport-bench strided --calibrate, 2 ranks of the development machine
+     * (2 cores), with the MPI kport was compiled against */
+#ifdef MPICH_VERSION /* MPICH 4.0 */
+    static const double def[KP_RP_COUNT] = {
+        [KP_RP_T0] = 2200,  [KP_RP_TS] = 172,  [KP_RP_TN] = 0.073,  [KP_RP_TM] = 0.045,
+        [KP_RP_TC] = 2.9,   [KP_RP_TP] = 4870, [KP_RP_TD0] = 840,   [KP_RP_TD1] = 4.5,
+        [KP_RP_TA0] = 1065, [KP_RP_TSA] = 1430, [KP_RP_TNA] = 0.64, [KP_RP_TDA0] = 1350,
+        [KP_RP_TDA1] = 10.2, [KP_RP_TDN] = 0.55, [KP_RP_TDNA] = 0.67,
+    };
+#else /* Open MPI 4.1 (osc/rdma over vader) */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 430,   [KP_RP_TS] = 26.5, [KP_RP_TN] = 0.036,  [KP_RP_TM] = 0.035,
         [KP_RP_TC] = 3.0,   [KP_RP_TP] = 2100, [KP_RP_TD0] = 515,   [KP_RP_TD1] = 2.8,
         [KP_RP_TA0] = 510,  [KP_RP_TSA] = 69,  [KP_RP_TNA] = 0.106, [KP_RP_TDA0] = 840,
-        [KP_RP_TDA1] = 12.7,
+        [KP_RP_TDA1] = 12.7, [KP_RP_TDN] = 0.036, [KP_RP_TDNA] = 0.106,
     };
+#endif
     memcpy(w->par, def, sizeof(def));
 }
 
@@ -142,8 +155,8 @@ double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
     case KP_M_DIRECT:
         return acc ? p[KP_RP_TA0] + (K - 1) * p[KP_RP_TSA] + tn * B : p[KP_RP_T0] + (K - 1) * p[KP_RP_TS] + tn * B;
     case KP_M_DATATYPE:
-        return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + tn * B
-                   : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + tn * B;
+        return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B
+                   : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + p[KP_RP_TDN] * B;
     default:
         return n * p[KP_RP_TP] * (kind == KP_RMA_GET ? 2.0 : 1.0) + tn * B +
                2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) + (acc ? K * p[KP_RP_TSA] : 0.0);

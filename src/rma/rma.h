@@ -71,6 +71,8 @@ enum kp_rma_param {
     KP_RP_TNA,  /* ns per byte accumulated (scaling included) */
     KP_RP_TDA0, /* ns: a datatype accumulate's fixed cost */
     KP_RP_TDA1, /* ns per chunk a datatype accumulate walks */
+    KP_RP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 10x tn) */
+    KP_RP_TDNA, /* ns per byte a datatype accumulate moves */
     KP_RP_COUNT
 };
 extern const char *const kp_rma_param_names[KP_RP_COUNT];

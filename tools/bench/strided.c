@@ -45,8 +45,9 @@
  * --calibrate: at P = 2, measures the cost model's parameters between ranks
  * 0 and 1 (docs/PARAMETERS.md, "rma"): t0, tn, ts (direct puts of 1 x 8 B,
  * 1 x 1 MiB, 4096 x 8 B), tm, tc (local packing), tp (pack of 8 bytes),
- * td0, td1 (datatype puts of 1 and 4096 chunks), and for accumulate ta0,
- * tna, tsa, tda0, tda1 (the same shapes); -o FILE merges them as
+ * td0, td1, tdn (datatype puts of 1 and 4096 chunks of 8 B, 4 x 256 KiB),
+ * and for accumulate ta0, tna, tsa, tda0, tda1, tdna (the same shapes);
+ * -o FILE merges them as
  * the "rma" object into FILE (kept otherwise as it is; created if absent),
  * which KPORT_PARAMS=FILE then makes auto use.
  */
@@ -471,7 +472,7 @@ static int calibrate(const opts *o)
     char *lbuf = malloc((size_t)WIN_BYTES), *stream = malloc((size_t)WIN_BYTES);
     memset(lbuf, 3, (size_t)WIN_BYTES);
     const double MiB = 1 << 20, K = 4096;
-    double par[KP_RP_COUNT];
+    double par[KP_RP_COUNT] = {0};
     /* direct put: 1 x 8 B (the fixed cost), 1 x 1 MiB (per byte), 4096 x 8 B (per operation) */
     double d1 = time_op(OP_PUT, 0, 8, 1, lbuf), d2 = time_op(OP_PUT, 0, 1 << 20, 1, lbuf),
            d3 = time_op(OP_PUT, 0, 8, 4096, lbuf);
@@ -485,7 +486,9 @@ static int calibrate(const opts *o)
     par[KP_RP_TP] = fmax(p1, d1);
     double a1 = time_op(OP_PUT, 1, 8, 1, lbuf), a2 = time_op(OP_PUT, 1, 8, 4096, lbuf);
     par[KP_RP_TD0] = a1;
-    par[KP_RP_TD1] = fmax(0, (a2 - a1 - par[KP_RP_TN] * 8 * (K - 1)) / (K - 1));
+    double a3 = time_op(OP_PUT, 1, 256 << 10, 4, lbuf); /* 4 x 256 KiB: per byte */
+    par[KP_RP_TDN] = fmax(0, (a3 - a1 - 3 * par[KP_RP_TD1]) / (MiB - 8));
+    par[KP_RP_TD1] = fmax(0, (a2 - a1 - par[KP_RP_TDN] * 8 * (K - 1)) / (K - 1));
     /* accumulate (doubles, scale 2): the same three direct shapes, two datatype ones */
     double e1 = time_op(OP_ACC, 0, 8, 1, lbuf), e2 = time_op(OP_ACC, 0, 1 << 20, 1, lbuf),
            e3 = time_op(OP_ACC, 0, 8, 4096, lbuf);
@@ -494,7 +497,9 @@ static int calibrate(const opts *o)
     par[KP_RP_TSA] = fmax(1, (e3 - e1 - par[KP_RP_TNA] * 8 * (K - 1)) / (K - 1));
     double f1 = time_op(OP_ACC, 1, 8, 1, lbuf), f2 = time_op(OP_ACC, 1, 8, 4096, lbuf);
     par[KP_RP_TDA0] = f1;
-    par[KP_RP_TDA1] = fmax(0, (f2 - f1 - par[KP_RP_TNA] * 8 * (K - 1)) / (K - 1));
+    double f3 = time_op(OP_ACC, 1, 256 << 10, 4, lbuf);
+    par[KP_RP_TDNA] = fmax(0, (f3 - f1 - 3 * par[KP_RP_TDA1]) / (MiB - 8));
+    par[KP_RP_TDA1] = fmax(0, (f2 - f1 - par[KP_RP_TDNA] * 8 * (K - 1)) / (K - 1));
     int rc = 0;
     if (kb_rank == 0) {
         char rma[768];
@@ -504,9 +509,9 @@ static int calibrate(const opts *o)
                             kp_rma_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
         printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 4096x8 B %.0f; pack 1x8 B %.0f; "
-               "datatype 1x8 B %.0f, 4096x8 B %.0f; acc direct 1x8 B %.0f, 1x1 MiB %.0f, 4096x8 B %.0f; "
-               "datatype 1x8 B %.0f, 4096x8 B %.0f\n\"rma\": %s\n",
-               d1, d2, d3, p1, a1, a2, e1, e2, e3, f1, f2, rma);
+               "datatype 1x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, 1x1 MiB %.0f, "
+               "4096x8 B %.0f; datatype 1x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f\n\"rma\": %s\n",
+               d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, rma);
         if (o->out) {
             kp_json *root = NULL;
             FILE *f = fopen(o->out, "rb");
