@@ -69,10 +69,10 @@ void kp_rma_params_default(kp_win w)
     };
 #else /* Open MPI 4.1 (osc/rdma over vader) */
     static const double def[KP_RP_COUNT] = {
-        [KP_RP_T0] = 430,   [KP_RP_TS] = 26.5, [KP_RP_TN] = 0.036,  [KP_RP_TM] = 0.035,
-        [KP_RP_TC] = 3.0,   [KP_RP_TP] = 2100, [KP_RP_TD0] = 515,   [KP_RP_TD1] = 2.8,
-        [KP_RP_TA0] = 510,  [KP_RP_TSA] = 69,  [KP_RP_TNA] = 0.106, [KP_RP_TDA0] = 840,
-        [KP_RP_TDA1] = 12.7, [KP_RP_TDN] = 0.036, [KP_RP_TDNA] = 0.106,
+        [KP_RP_T0] = 295,   [KP_RP_TS] = 27.5, [KP_RP_TN] = 0.041,  [KP_RP_TM] = 0.045,
+        [KP_RP_TC] = 2.6,   [KP_RP_TP] = 2100, [KP_RP_TD0] = 365,   [KP_RP_TD1] = 2.85,
+        [KP_RP_TA0] = 375,  [KP_RP_TSA] = 69,  [KP_RP_TNA] = 0.087, [KP_RP_TDA0] = 495,
+        [KP_RP_TDA1] = 12.5, [KP_RP_TDN] = 0.044, [KP_RP_TDNA] = 0.089,
     };
 #endif
     memcpy(w->par, def, sizeof(def));
@@ -168,21 +168,33 @@ int kp_rma_choose(kp_win w, const kp_rma_op *op)
     int64_t k = op->sd.nchunks, N = op->sd.total;
     if (k <= 1)
         return KP_M_DIRECT; /* one contiguous block: one operation */
+    int fits = 1;
+    for (int i = 0; i <= op->sd.levels; i++)
+        fits &= op->sd.count[i] <= 0x7fffffff;
+    /* the costs depend on (kind, k, N) only: programs repeat their
+     * sections, and three costs with a division each are a sixth of a
+     * small call's instructions */
+    if (fits)
+        for (int e = 0; e < 4; e++)
+            if (w->memo[e].k == k && w->memo[e].N == N && w->memo[e].kind == op->kind)
+                return w->memo[e].method;
     int best = KP_M_DIRECT;
     double bc = kp_rma_cost(w, KP_M_DIRECT, op->kind, k, N);
     for (int m = KP_M_DATATYPE; m <= KP_M_PACK; m++) {
-        if (m == KP_M_DATATYPE) {
-            int fits = 1;
-            for (int i = 0; i <= op->sd.levels; i++)
-                fits &= op->sd.count[i] <= 0x7fffffff;
-            if (!fits)
-                continue;
-        }
+        if (m == KP_M_DATATYPE && !fits)
+            continue;
         double c = kp_rma_cost(w, m, op->kind, k, N);
         if (c < bc) {
             bc = c;
             best = m;
         }
+    }
+    if (fits) {
+        struct kp_rma_memo *e = &w->memo[w->memo_next++ % 4];
+        e->k = k;
+        e->N = N;
+        e->kind = op->kind;
+        e->method = best;
     }
     return best;
 }

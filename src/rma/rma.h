@@ -120,6 +120,11 @@ struct kp_win_s {
     int outstanding;           /* started, not completed direct / datatype requests */
     /* cost model parameters used by auto (auto.c, enum kp_rma_param) */
     double par[KP_RP_COUNT];
+    struct kp_rma_memo { /* auto's recent choices: (kind, chunks, bytes) -> method */
+        int64_t k, N;
+        int kind, method;
+    } memo[4];
+    unsigned memo_next;
     int oversub; /* more ranks on this machine than cores: yield when waiting */
     int pool_unified; /* the pool window's memory model is MPI_WIN_UNIFIED */
     /* committed datatypes of recent layouts (datatype.c): a repeated
