@@ -199,12 +199,18 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf);
 
 /* ---- one-sided transport (exec/rma.c) ---- */
 /* Bring up the windows plans with transport=rma and pl->prm.rails rails
- * use on c (collective over c->comm; every rank builds the same plan). */
-int kp_rma_ready(kp_comm *c, int rails);
+ * use on c, and the dynamic ones unless rma_path is KP_RMA_PATH_STAGING
+ * (collective over c->comm; every rank builds the same plan). */
+int kp_rma_ready(kp_comm *c, int rails, int rma_path);
 /* Free c's windows (collective) and set c->rma NULL. */
 void kp_rma_release(kp_comm *c);
 /* windows created and not yet freed, this process (tests) */
 int kp_rma_live_windows(void);
+/* the attach path (tests): MPI_Win_attach / MPI_Win_detach calls of the
+ * attachment cache so far, this process; whether c's rails-rail link has
+ * working dynamic windows (1), fell back to staging (0) or has none (-1) */
+void kp_rma_attach_stats(long *attaches, long *detaches);
+int kp_rma_attach_ready(kp_comm *c, int rails);
 /* The executor's hooks (p2p.c walks the schedule): a round's message
  * operations are added as they come (p points at the op's bytes), started
  * (every send of the round put, up to the ring's room: k puts in flight)

@@ -55,7 +55,7 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     /* the one-sided transport's windows (collective: every rank builds
      * this plan in this call, and c->comm exists alike everywhere) */
     if (!rc && prm->transport == KP_TRANSPORT_RMA && c->size > 1 && c->comm != MPI_COMM_NULL)
-        rc = kp_rma_ready(c, prm->rails);
+        rc = kp_rma_ready(c, prm->rails, prm->rma_path);
     if (rc) {
         kp_plan_free(pl);
         return rc;

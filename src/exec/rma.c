@@ -78,18 +78,37 @@
 #include <string.h>
 
 #define CTRL 64 /* bytes per control word (own cache line) */
+/* control lines per peer: arrived, consumed, posted, darrived, mailbox */
+#define NCTRL 5
+#define C_ARRIVED 0
+#define C_CONSUMED 1
+#define C_POSTED 2
+#define C_DARRIVED 3
+#define C_MBOX 4
+#define MBOX (CTRL / 8) /* mailbox entries per peer: addresses of direct receives */
+#define CDISP(L, kind, peer) (((MPI_Aint)(kind) * (L)->P + (peer)) * CTRL)
+/* rma_path=auto: messages of at least this many KiB go straight into the
+ * receive buffer (KPORT_RMA_ATTACH_KB overrides; DESIGN.md, "One-sided transport") */
+#define KP_RMA_ATTACH_KB_DEFAULT 64
 
 typedef struct rma_msg {
     char *p;         /* the message's bytes in this rank's buffers */
     int64_t len;
     int peer;
     int send;
+    int direct;      /* attach path: put straight into the receive buffer */
+    int64_t dseq;    /* direct: its number among the pair's direct messages */
+    int published;   /* direct receive: its address is in the sender's mailbox */
+    int entry;       /* direct receive: the attachment cache entry covering it */
+    int64_t addr;    /* direct receive: MPI_Get_address of p (origin of the mailbox put) */
+    char *blo, *bhi; /* direct receive: the buffer p lies in (attached whole) */
     int64_t cap;     /* bytes per piece */
     int64_t npieces; /* at least 1 (a zero-byte signal is one empty piece) */
     int64_t done;    /* pieces put (send) or copied out (receive) */
 } rma_msg;
 
 typedef struct rma_link { /* the windows of one rails count */
+    int P;
     int rails, nslots;
     int shared;    /* windows from MPI_Win_allocate_shared (every rank on this machine) */
     int64_t sb;    /* slot bytes in one rail's window */
@@ -103,7 +122,37 @@ typedef struct rma_link { /* the windows of one rails count */
     int64_t *note;    /* [2P] origin values of notifications and credits (stable until flushed) */
     unsigned char *flags; /* [P] per sweep: bit 0 send blocked, 1 recv blocked, 2 put, 3 consumed */
     unsigned *rails_used; /* [P] rails with puts to q in this sweep */
+    /* the attach path (rma_path=attach or auto above attach_bytes) */
+    int dyn;          /* dynamic windows dwin[0..rails-1] exist and passed the probe */
+    int64_t attach_bytes; /* auto: messages of at least this many bytes go direct */
+    MPI_Win dwin[KP_RAILS_MAX];
+    int64_t *dsent;   /* [P] direct messages to q put and notified */
+    int64_t *dseen;   /* [P] addresses q has published to me (last read) */
+    int64_t *dsend_n; /* [P] direct sends to q numbered so far */
+    int64_t *drecv_n; /* [P] direct receives from s numbered so far */
+    int64_t *dposted; /* [P] addresses published to s */
+    int64_t *ddone;   /* [P] direct receives from s complete */
+    int64_t *darrived;/* [P] direct messages s has notified (last read) */
+    struct rma_att *att; /* attachment cache, KP_RMA_ATT entries */
+    uint64_t stamp;
 } rma_link;
+
+/* the attachment cache: address ranges attached to every rail's dynamic
+ * window, kept across calls (an RDMA registration cache's policy) */
+#define KP_RMA_ATT 16
+typedef struct rma_att {
+    char *lo;
+    int64_t len;    /* 0: free entry */
+    int busy;       /* published receives into it not yet complete */
+    uint64_t used;  /* last use (LRU) */
+} rma_att;
+static long attach_calls, detach_calls;
+
+void kp_rma_attach_stats(long *attaches, long *detaches)
+{
+    *attaches = attach_calls;
+    *detaches = detach_calls;
+}
 
 typedef struct kp_rma {
     int P, me;
@@ -115,6 +164,7 @@ typedef struct kp_rma {
     rma_msg *msgs;
     int nmsgs, cap;
     int pending; /* messages added since the last sweep */
+    int path;    /* the round's plan's rma_path */
     int oversub;
 } kp_rma;
 
@@ -147,6 +197,21 @@ static void link_free(rma_link *L)
             MPI_Win_free(&L->win[j]);
             live_windows--;
         }
+    for (int j = 0; j < L->rails; j++) {
+        if (L->dyn && L->att)
+            for (int e = 0; e < KP_RMA_ATT; e++)
+                if (L->att[e].len) {
+                    MPI_Win_detach(L->dwin[j], L->att[e].lo);
+                    detach_calls += j == 0;
+                }
+        if (L->dwin[j] != MPI_WIN_NULL) {
+            MPI_Win_unlock_all(L->dwin[j]);
+            MPI_Win_free(&L->dwin[j]);
+            live_windows--;
+        }
+    }
+    free(L->att);
+    free(L->dsent);
     free(L->sent);
     free(L->note);
     free(L->flags);
@@ -194,13 +259,14 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     if (!L)
         return kp_error(KP_ERR_NOMEM, "out of memory for transport=rma state");
     for (int j = 0; j < KP_RAILS_MAX; j++)
-        L->win[j] = MPI_WIN_NULL;
+        L->win[j] = L->dwin[j] = MPI_WIN_NULL;
+    L->P = P;
     L->rails = rails;
     L->nslots = nslots;
     L->sb = sb;
-    L->ctrl = 2 * (MPI_Aint)P * CTRL;
+    L->ctrl = NCTRL * (MPI_Aint)P * CTRL;
     L->sent = calloc(4 * (size_t)P, sizeof(int64_t));
-    L->note = calloc(2 * (size_t)P, sizeof(int64_t));
+    L->note = calloc(4 * (size_t)P, sizeof(int64_t));
     L->flags = calloc((size_t)P, 1);
     L->rails_used = calloc((size_t)P, sizeof(unsigned));
     int rc = KP_SUCCESS;
@@ -270,7 +336,117 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     return KP_SUCCESS;
 }
 
-int kp_rma_ready(kp_comm *c, int rails)
+/* The attach path's windows: one dynamic window per rail, locked for their
+ * life like the others, and a probe that MPI really delivers a put into
+ * memory attached to them (every rank attaches a word, publishes its
+ * address, its left neighbour puts into it): if creating fails or the
+ * probe does not arrive, L->dyn stays 0 on every rank and every message
+ * takes the staging path (KPORT_VERBOSE says so). Collective. */
+static int link_dynamic(kp_rma *R, rma_link *L)
+{
+    const int P = R->P;
+    const int kb = env_int("KPORT_RMA_ATTACH_KB", KP_RMA_ATTACH_KB_DEFAULT, 0, 1 << 20);
+    if (kb < 0)
+        return kp_error(KP_ERR_PARAM, "KPORT_RMA_ATTACH_KB must be 0..1048576 (KiB)");
+    int64_t mine = kb, lo, hi;
+    if (MPI_Allreduce(&mine, &lo, 1, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(&mine, &hi, 1, MPI_INT64_T, MPI_MAX, R->comm) != MPI_SUCCESS)
+        return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of KPORT_RMA_ATTACH_KB failed");
+    if (lo != hi)
+        return kp_error(KP_ERR_PARAM, "transport=rma: KPORT_RMA_ATTACH_KB differs between ranks");
+    L->attach_bytes = (int64_t)kb * 1024;
+    L->att = calloc(KP_RMA_ATT, sizeof(*L->att));
+    L->dsent = calloc(7 * (size_t)P, sizeof(int64_t));
+    if (!L->att || !L->dsent)
+        return kp_error(KP_ERR_NOMEM, "out of memory for transport=rma state");
+    L->dseen = L->dsent + P;
+    L->dsend_n = L->dsent + 2 * P;
+    L->drecv_n = L->dsent + 3 * P;
+    L->dposted = L->dsent + 4 * P;
+    L->ddone = L->dsent + 5 * P;
+    L->darrived = L->dsent + 6 * P;
+    /* Open MPI 4.1 serves dynamic windows with osc/rdma, whose backing
+     * files collide between disjoint communicators creating windows at
+     * once (the header); a communicator with every rank of MPI_COMM_WORLD
+     * has no disjoint one in the job, so there it is safe. Elsewhere
+     * KPORT_RMA_DYNAMIC=1 forces them (0: never, under any MPI). */
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+#ifdef OPEN_MPI
+    const int want0 = env_int("KPORT_RMA_DYNAMIC", P == world, 0, 1);
+#else
+    const int want0 = env_int("KPORT_RMA_DYNAMIC", 1, 0, 1);
+#endif
+    int want = want0 < 0 ? 0 : want0;
+    if (MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
+        return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of KPORT_RMA_DYNAMIC failed");
+    if (want0 < 0)
+        return kp_error(KP_ERR_PARAM, "KPORT_RMA_DYNAMIC must be 0 or 1");
+    if (!want) {
+        L->dyn = 0;
+        return KP_SUCCESS;
+    }
+    int ok = 1;
+    for (int j = 0; j < L->rails; j++) {
+        if (ok && MPI_Win_create_dynamic(MPI_INFO_NULL, R->comm, &L->dwin[j]) == MPI_SUCCESS) {
+            live_windows++;
+            MPI_Win_set_errhandler(L->dwin[j], MPI_ERRORS_RETURN);
+            MPI_Win_lock_all(MPI_MODE_NOCHECK, L->dwin[j]);
+        } else {
+            L->dwin[j] = MPI_WIN_NULL;
+            ok = 0;
+        }
+    }
+    /* the probe, on every rail */
+    static volatile int64_t probe[KP_RAILS_MAX];
+    const int64_t magic = 0x6b706f7274LL * 16 + R->me;
+    MPI_Aint *addr = malloc((size_t)P * sizeof(MPI_Aint));
+    if (!addr)
+        return kp_error(KP_ERR_NOMEM, "out of memory for transport=rma state");
+    for (int j = 0; j < L->rails && ok; j++) {
+        probe[j] = 0;
+        MPI_Aint a;
+        ok = MPI_Win_attach(L->dwin[j], (void *)&probe[j], sizeof(int64_t)) == MPI_SUCCESS;
+        MPI_Get_address((void *)&probe[j], &a);
+        if (MPI_Allgather(&a, 1, MPI_AINT, addr, 1, MPI_AINT, R->comm) != MPI_SUCCESS)
+            ok = 0;
+        const int right = (R->me + 1) % P;
+        const int64_t v = magic;
+        if (ok && (MPI_Put(&v, 1, MPI_INT64_T, right, addr[right], 1, MPI_INT64_T, L->dwin[j]) != MPI_SUCCESS ||
+                   MPI_Win_flush(right, L->dwin[j]) != MPI_SUCCESS))
+            ok = 0;
+        MPI_Barrier(R->comm);
+        MPI_Win_sync(L->dwin[j]);
+        const int left = (R->me + P - 1) % P;
+        if (probe[j] != 0x6b706f7274LL * 16 + left)
+            ok = 0;
+        MPI_Win_detach(L->dwin[j], (void *)&probe[j]);
+    }
+    free(addr);
+    int all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
+        return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce after the dynamic windows' probe failed");
+    L->dyn = all;
+    if (!all) {
+        if (R->me == 0 && getenv("KPORT_VERBOSE") && atoi(getenv("KPORT_VERBOSE")) > 0)
+            fprintf(stderr, "kport: transport=rma: this MPI's dynamic windows fail the probe; rma_path=attach "
+                            "falls back to staging\n");
+        for (int j = 0; j < L->rails; j++)
+            if (L->dwin[j] != MPI_WIN_NULL) {
+                MPI_Win_unlock_all(L->dwin[j]);
+                MPI_Win_free(&L->dwin[j]);
+                live_windows--;
+            }
+    }
+    return KP_SUCCESS;
+}
+
+int kp_rma_attach_ready(kp_comm *c, int rails)
+{
+    return c->rma && rails >= 1 && rails <= KP_RAILS_MAX && c->rma->link[rails] ? c->rma->link[rails]->dyn : -1;
+}
+
+int kp_rma_ready(kp_comm *c, int rails, int rma_path)
 {
     if (c->size < 2 || c->comm == MPI_COMM_NULL)
         return KP_SUCCESS; /* nothing to send to */
@@ -286,9 +462,85 @@ int kp_rma_ready(kp_comm *c, int rails)
         c->rma = R;
     }
     c->rma->oversub = c->oversub;
-    if (c->rma->link[rails])
-        return KP_SUCCESS;
-    return link_create(c->rma, rails, &c->rma->link[rails]);
+    int rc = KP_SUCCESS;
+    if (!c->rma->link[rails])
+        rc = link_create(c->rma, rails, &c->rma->link[rails]);
+    rma_link *L = c->rma->link[rails];
+    if (!rc && rma_path != KP_RMA_PATH_STAGING && !L->att && (rc = link_dynamic(c->rma, L))) {
+        /* collective failure (bad KPORT_RMA_ATTACH_KB, no memory): no attach path */
+        free(L->att);
+        L->att = NULL;
+    }
+    return rc;
+}
+
+/* ---- the attachment cache ------------------------------------------------------- */
+
+/* the entry covering [p, p + len), attaching the whole buffer [blo, bhi)
+ * that holds it on a miss (so every receive of a call into it hits the
+ * one entry): ranges that overlap it and are not in use are detached and
+ * merged into it, the least recently used entry not in use is evicted
+ * when the cache is full; -1 on error. An entry in use (a published
+ * receive into it not yet complete) covers a buffer of this call, and
+ * the buffers of a call are disjoint, so it never overlaps the range. */
+static int att_lookup(rma_link *L, char *p, int64_t len, char *blo, char *bhi)
+{
+    rma_att *A = L->att;
+    for (int e = 0; e < KP_RMA_ATT; e++)
+        if (A[e].len && A[e].lo <= p && p + len <= A[e].lo + A[e].len) {
+            A[e].used = L->stamp;
+            return e;
+        }
+    char *lo = blo, *hi = bhi;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int e = 0; e < KP_RMA_ATT; e++)
+            if (A[e].len && A[e].lo < hi && lo < A[e].lo + A[e].len) {
+                if (A[e].busy) {
+                    kp_error(KP_ERR_INTERNAL, "transport=rma: a receive overlaps one in flight");
+                    return -1;
+                }
+                lo = A[e].lo < lo ? A[e].lo : lo;
+                hi = A[e].lo + A[e].len > hi ? A[e].lo + A[e].len : hi;
+                for (int j = 0; j < L->rails; j++)
+                    MPI_Win_detach(L->dwin[j], A[e].lo);
+                detach_calls++;
+                A[e].len = 0;
+                changed = 1;
+            }
+    }
+    int v = -1;
+    for (int e = 0; e < KP_RMA_ATT; e++)
+        if (!A[e].len) {
+            v = e;
+            break;
+        }
+    if (v < 0) { /* full: evict the least recently used entry not in use */
+        for (int e = 0; e < KP_RMA_ATT; e++)
+            if (!A[e].busy && A[e].used != L->stamp && (v < 0 || A[e].used < A[v].used))
+                v = e;
+        if (v < 0) {
+            kp_error(KP_ERR_INTERNAL, "transport=rma: %d attachments in use at once", KP_RMA_ATT);
+            return -1;
+        }
+        for (int j = 0; j < L->rails; j++)
+            MPI_Win_detach(L->dwin[j], A[v].lo);
+        detach_calls++;
+        A[v].len = 0;
+    }
+    for (int j = 0; j < L->rails; j++)
+        if (MPI_Win_attach(L->dwin[j], lo, (MPI_Aint)(hi - lo)) != MPI_SUCCESS) {
+            for (int i = 0; i < j; i++)
+                MPI_Win_detach(L->dwin[i], lo);
+            kp_error(KP_ERR_MPI, "transport=rma: MPI_Win_attach of %lld bytes failed", (long long)(hi - lo));
+            return -1;
+        }
+    attach_calls++;
+    A[v].lo = lo;
+    A[v].len = hi - lo;
+    A[v].busy = 0;
+    A[v].used = L->stamp;
+    return v;
 }
 
 /* ---- one round ---------------------------------------------------------------- */
@@ -314,6 +566,7 @@ int kp_rma_round_begin(kp_plan *pl)
         return kp_error(KP_ERR_INTERNAL, "%s sends messages, but its transport=rma windows are not set up", pl->name);
     R->cur = R->link[pl->prm.rails];
     R->stripe = (int64_t)pl->prm.stripe_kb * 1024;
+    R->path = pl->prm.rma_path;
     R->nmsgs = 0;
     R->pending = 0;
     return KP_SUCCESS;
@@ -322,7 +575,7 @@ int kp_rma_round_begin(kp_plan *pl)
 int kp_rma_add(kp_plan *pl, const kp_op *op, char *p)
 {
     kp_rma *R = pl->owner->rma;
-    const rma_link *L = R->cur;
+    rma_link *L = R->cur;
     if (R->nmsgs == R->cap) {
         const int n = R->cap ? 2 * R->cap : 16;
         rma_msg *m = realloc(R->msgs, (size_t)n * sizeof(*m));
@@ -339,6 +592,26 @@ int kp_rma_add(kp_plan *pl, const kp_op *op, char *p)
     m->cap = L->rails > 1 && m->len > R->stripe ? L->rails * L->sb : L->sb;
     m->npieces = m->len == 0 ? 1 : (m->len + m->cap - 1) / m->cap;
     m->done = 0;
+    /* the data path: the same decision on both sides (it depends on the
+     * plan's parameters, the message's length and the link only) */
+    m->direct = L->dyn && m->len > 0 &&
+                (R->path == KP_RMA_PATH_ATTACH || (R->path == KP_RMA_PATH_AUTO && m->len >= L->attach_bytes));
+    m->published = 0;
+    m->entry = -1;
+    if (m->direct) {
+        m->npieces = 1;
+        m->dseq = m->send ? L->dsend_n[m->peer]++ : L->drecv_n[m->peer]++;
+        m->blo = p;
+        m->bhi = p + m->len;
+        const int b = m->send ? -1 : op->u.recv.dst.buf;
+        if (b == KP_BUF_RECV || b == KP_BUF_SCRATCH) { /* the user's receive buffer, the plan's scratch */
+            const int64_t size = kp_sched_bufsize(&pl->sched, b);
+            if (op->u.recv.dst.off >= 0 && op->u.recv.dst.off + m->len <= size) {
+                m->blo = p - op->u.recv.dst.off;
+                m->bhi = m->blo + size;
+            }
+        }
+    }
     R->pending = 1;
     return KP_SUCCESS;
 }
@@ -387,6 +660,113 @@ static void take_piece(rma_link *L, rma_msg *m)
     L->flags[s] |= 8;
 }
 
+/* flags bits per peer in one sweep */
+#define F_SEND_BLOCKED 1u
+#define F_RECV_BLOCKED 2u
+#define F_PUT 4u
+#define F_CONSUMED 8u
+#define F_DPUT 16u          /* direct message(s) put to the peer */
+#define F_PUBLISHED 32u     /* address(es) put into the peer's mailbox */
+#define F_DSEND_BLOCKED 64u /* a direct send waits for its address */
+#define F_DPUB_BLOCKED 128u /* a direct receive waits for a free mailbox entry */
+
+/* the attach path, sender: put direct message m once the receiver has
+ * published its address (the mailbox entry in my window); 0 when put */
+static int put_direct(kp_rma *R, rma_link *L, rma_msg *m, int *blocked)
+{
+    const int q = m->peer;
+    *blocked = 0;
+    if (L->dseen[q] <= m->dseq) {
+        int rc = read_ctrl(R, L, CDISP(L, C_POSTED, q), &L->dseen[q]);
+        if (rc)
+            return rc;
+        if (L->dseen[q] <= m->dseq) {
+            *blocked = 1;
+            return KP_SUCCESS;
+        }
+        MPI_Win_sync(L->win[0]); /* the mailbox entries the counter announced, in my view */
+    }
+    int64_t addr;
+    memcpy(&addr, L->base[0] + CDISP(L, C_MBOX, q) + (MPI_Aint)(m->dseq % MBOX) * 8, sizeof addr);
+    const int stripes = L->rails > 1 && m->len > R->stripe ? L->rails : 1;
+    const int64_t w = (m->len + stripes - 1) / stripes;
+    for (int j = 0; j < stripes; j++) {
+        const int64_t so = j * w, sl = m->len - so < w ? m->len - so : w;
+        for (int64_t c = 0; c < sl; c += 1 << 30) { /* counts are int */
+            const int n = (int)(sl - c < (1 << 30) ? sl - c : 1 << 30);
+            if (MPI_Put(m->p + so + c, n, MPI_BYTE, q, (MPI_Aint)addr + (MPI_Aint)(so + c), n, MPI_BYTE,
+                        L->dwin[j]) != MPI_SUCCESS)
+                return kp_error(KP_ERR_MPI, "transport=rma: MPI_Put of %d bytes into rank %d's receive buffer "
+                                            "(rail %d) failed", n, q, j);
+        }
+        if (sl > 0)
+            L->rails_used[q] |= 1u << (8 + j);
+    }
+    L->dsent[q]++;
+    m->done = 1;
+    L->flags[q] |= F_DPUT;
+    return KP_SUCCESS;
+}
+
+/* the attach path, receiver: publish m's address to its sender (in order,
+ * when the sender has read the mailbox entry it reuses), then wait for
+ * the notification that the data is in place */
+static int recv_direct(kp_rma *R, rma_link *L, rma_msg *m, int *moved)
+{
+    const int s = m->peer;
+    int rc;
+    if (!m->published) {
+        if (L->flags[s] & F_DPUB_BLOCKED)
+            return KP_SUCCESS;
+        if (m->dseq - L->darrived[s] >= MBOX &&
+            ((rc = read_ctrl(R, L, CDISP(L, C_DARRIVED, s), &L->darrived[s])) || m->dseq - L->darrived[s] >= MBOX)) {
+            L->flags[s] |= F_DPUB_BLOCKED;
+            return rc;
+        }
+        const int e = m->entry;
+        MPI_Aint a;
+        MPI_Get_address(m->p, &a);
+        m->addr = (int64_t)a;
+        if (MPI_Put(&m->addr, 1, MPI_INT64_T, s, CDISP(L, C_MBOX, R->me) + (MPI_Aint)(m->dseq % MBOX) * 8, 1,
+                    MPI_INT64_T, L->win[0]) != MPI_SUCCESS)
+            return kp_error(KP_ERR_MPI, "transport=rma: publishing a receive address to rank %d failed", s);
+        L->att[e].busy++;
+        m->entry = e;
+        m->published = 1;
+        L->dposted[s]++;
+        L->flags[s] |= F_PUBLISHED;
+        *moved = 1;
+    }
+    if (L->darrived[s] <= m->dseq &&
+        ((rc = read_ctrl(R, L, CDISP(L, C_DARRIVED, s), &L->darrived[s])) || L->darrived[s] <= m->dseq))
+        return rc;
+    for (int j = 0; j < L->rails; j++) /* the puts the notification announced, in my view of memory */
+        MPI_Win_sync(L->dwin[j]);
+    L->att[m->entry].busy--;
+    m->done = 1;
+    *moved = 1;
+    return KP_SUCCESS;
+}
+
+/* the round's direct receives covered by attachments, before any of them
+ * is published (p2p.c adds a round's messages before its first sweep, and
+ * the previous round's are complete: nothing is in use, so ranges merge
+ * freely); a second pass finds each one's entry, as a later attachment
+ * may have merged an earlier one */
+static int attach_round(kp_rma *R, rma_link *L)
+{
+    L->stamp++;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < R->nmsgs; i++) {
+            rma_msg *m = &R->msgs[i];
+            if (m->send || !m->direct || m->published)
+                continue;
+            if ((m->entry = att_lookup(L, m->p, m->len, m->blo, m->bhi)) < 0)
+                return KP_ERR_MPI;
+        }
+    return KP_SUCCESS;
+}
+
 /* one sweep: put what the rings have room for, notify, copy out what has
  * arrived, return credits; *left = messages not finished */
 static int sweep(kp_rma *R, int *left, int *moved)
@@ -394,6 +774,8 @@ static int sweep(kp_rma *R, int *left, int *moved)
     rma_link *L = R->cur;
     const int P = R->P;
     int rc = KP_SUCCESS;
+    if (R->pending && L->dyn && (rc = attach_round(R, L)))
+        return rc;
     memset(L->flags, 0, (size_t)P);
     *left = 0;
     *moved = 0;
@@ -403,6 +785,13 @@ static int sweep(kp_rma *R, int *left, int *moved)
         if (!m->send || m->done == m->npieces)
             continue;
         const int q = m->peer;
+        if (m->direct) { /* in order among the pair's direct messages */
+            int blocked = 0;
+            if (!(L->flags[q] & F_DSEND_BLOCKED) && !(rc = put_direct(R, L, m, &blocked)) && blocked)
+                L->flags[q] |= F_DSEND_BLOCKED;
+            *left += m->done < m->npieces;
+            continue;
+        }
         while (!(L->flags[q] & 1) && m->done < m->npieces && !rc) {
             if (L->sent[q] - L->credit[q] >= L->nslots &&
                 (!(rc = read_ctrl(R, L, (MPI_Aint)(P + q) * CTRL, &L->credit[q])) &&
@@ -417,16 +806,26 @@ static int sweep(kp_rma *R, int *left, int *moved)
     }
     /* data complete at each target, then its notification */
     for (int q = 0; q < P && !rc; q++) {
-        if (!(L->flags[q] & 4))
+        if (!(L->flags[q] & (F_PUT | F_DPUT)))
             continue;
-        for (int j = 0; j < L->rails && !rc; j++)
+        for (int j = 0; j < L->rails && !rc; j++) {
             if ((L->rails_used[q] >> j & 1u) && MPI_Win_flush(q, L->win[j]) != MPI_SUCCESS)
                 rc = kp_error(KP_ERR_MPI, "transport=rma: MPI_Win_flush to rank %d failed", q);
+            if (!rc && (L->rails_used[q] >> (8 + j) & 1u) && MPI_Win_flush(q, L->dwin[j]) != MPI_SUCCESS)
+                rc = kp_error(KP_ERR_MPI, "transport=rma: MPI_Win_flush (dynamic window) to rank %d failed", q);
+        }
         L->rails_used[q] = 0;
         L->note[q] = L->sent[q];
-        if (!rc && MPI_Accumulate(&L->note[q], 1, MPI_INT64_T, q, (MPI_Aint)R->me * CTRL, 1, MPI_INT64_T,
-                                  MPI_REPLACE, L->win[0]) != MPI_SUCCESS)
+        if (!rc && (L->flags[q] & F_PUT) &&
+            MPI_Accumulate(&L->note[q], 1, MPI_INT64_T, q, (MPI_Aint)R->me * CTRL, 1, MPI_INT64_T, MPI_REPLACE,
+                           L->win[0]) != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "transport=rma: notifying rank %d failed", q);
+        if (L->flags[q] & F_DPUT)
+            L->note[2 * P + q] = L->dsent[q];
+        if (!rc && (L->flags[q] & F_DPUT) &&
+            MPI_Accumulate(&L->note[2 * P + q], 1, MPI_INT64_T, q, CDISP(L, C_DARRIVED, R->me), 1, MPI_INT64_T,
+                           MPI_REPLACE, L->win[0]) != MPI_SUCCESS)
+            rc = kp_error(KP_ERR_MPI, "transport=rma: notifying rank %d of a direct message failed", q);
         *moved = 1;
     }
     /* receives, in order per origin */
@@ -436,6 +835,11 @@ static int sweep(kp_rma *R, int *left, int *moved)
         if (m->send || m->done == m->npieces)
             continue;
         const int s = m->peer;
+        if (m->direct) {
+            rc = recv_direct(R, L, m, moved);
+            *left += m->done < m->npieces;
+            continue;
+        }
         while (!(L->flags[s] & 2) && m->done < m->npieces && !rc) {
             if (L->arrived[s] <= L->recvd[s]) {
                 if ((rc = read_ctrl(R, L, (MPI_Aint)s * CTRL, &L->arrived[s])))
@@ -465,9 +869,19 @@ static int sweep(kp_rma *R, int *left, int *moved)
             rc = kp_error(KP_ERR_MPI, "transport=rma: returning credits to rank %d failed", s);
         *moved = 1;
     }
+    /* published addresses complete at their senders, then the counter saying so */
+    for (int s = 0; s < P && !rc; s++) {
+        if (!(L->flags[s] & F_PUBLISHED))
+            continue;
+        L->note[3 * P + s] = L->dposted[s];
+        if (MPI_Win_flush(s, L->win[0]) != MPI_SUCCESS ||
+            MPI_Accumulate(&L->note[3 * P + s], 1, MPI_INT64_T, s, CDISP(L, C_POSTED, R->me), 1, MPI_INT64_T,
+                           MPI_REPLACE, L->win[0]) != MPI_SUCCESS)
+            rc = kp_error(KP_ERR_MPI, "transport=rma: publishing receive addresses to rank %d failed", s);
+    }
     /* notifications and credits complete before their values may change */
     for (int q = 0; q < P && !rc; q++)
-        if ((L->flags[q] & 12) && MPI_Win_flush(q, L->win[0]) != MPI_SUCCESS)
+        if ((L->flags[q] & (F_PUT | F_CONSUMED | F_DPUT | F_PUBLISHED)) && MPI_Win_flush(q, L->win[0]) != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "transport=rma: MPI_Win_flush to rank %d failed", q);
     R->pending = 0;
     return rc;

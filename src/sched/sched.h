@@ -129,7 +129,13 @@ typedef struct kp_params {
     int transport; /* KP_TRANSPORT_P2P (0: MPI point-to-point) or KP_TRANSPORT_RMA */
     int rails;     /* rma: windows a message above stripe_kb is striped over (0: 1) */
     int stripe_kb; /* rma: striping threshold in KiB (0: KP_STRIPE_KB_DEFAULT) */
+    int rma_path;  /* rma: how data reaches the receive buffer: KP_RMA_PATH_AUTO (0: by size),
+                    * _STAGING (put into staging, copied out) or _ATTACH (put straight into the
+                    * receive buffer, attached to a dynamic window); src/exec/rma.c */
 } kp_params;
+#define KP_RMA_PATH_AUTO 0
+#define KP_RMA_PATH_STAGING 1
+#define KP_RMA_PATH_ATTACH 2
 #define KP_TRANSPORT_P2P 0
 #define KP_TRANSPORT_RMA 1
 #define KP_RAILS_MAX 8

@@ -185,6 +185,17 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
             }
             *(rails ? &prm->rails : &prm->stripe_kb) = v;
             continue;
+        } else if (strcmp(tok, "rma_path") == 0) {
+            static const char *paths[] = {"auto", "staging", "attach"};
+            int p = 0;
+            while (p < 3 && strcmp(eq + 1, paths[p]) != 0)
+                p++;
+            if (p == 3) {
+                snprintf(err, (size_t)errlen, "%s: rma_path=\"%s\" must be staging, attach or auto", a->name, eq + 1);
+                return KP_ERR_PARAM;
+            }
+            prm->rma_path = p;
+            continue;
         }
         if (!slot || !(a->params & bit)) {
             static const char *pname[] = {"k", "C", "n", "tree", "chunk_kb"};
@@ -192,7 +203,8 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
             for (int b = 0, n = 0; b < 5; b++)
                 if (a->params & (1u << b))
                     n += snprintf(takes + n, sizeof(takes) - (size_t)n, "%s%s", n ? ", " : "", pname[b]);
-            snprintf(err, (size_t)errlen, "%s takes no parameter \"%s\" (it takes %s%stransport, rails, stripe_kb)",
+            snprintf(err, (size_t)errlen,
+                     "%s takes no parameter \"%s\" (it takes %s%stransport, rails, stripe_kb, rma_path)",
                      a->name, tok, takes, takes[0] ? ", " : "");
             return KP_ERR_PARAM;
         }
@@ -203,8 +215,8 @@ int kp_algo_parse(int coll, const char *spec, const kp_algo **algo, kp_params *p
         }
         *slot = v;
     }
-    if (prm->transport != KP_TRANSPORT_RMA && (prm->rails || prm->stripe_kb)) {
-        snprintf(err, (size_t)errlen, "%s: rails and stripe_kb apply to transport=rma only", a->name);
+    if (prm->transport != KP_TRANSPORT_RMA && (prm->rails || prm->stripe_kb || prm->rma_path)) {
+        snprintf(err, (size_t)errlen, "%s: rails, stripe_kb and rma_path apply to transport=rma only", a->name);
         return KP_ERR_PARAM;
     }
     kp_transport_normalize(prm);
@@ -233,8 +245,12 @@ void kp_algo_format(const kp_algo *a, const kp_params *prm, char *out, int outle
     /* the transport shows only when it is not point-to-point, so names of
      * point-to-point plans stay what they were */
     if (prm->transport == KP_TRANSPORT_RMA && n < outlen)
-        snprintf(out + n, (size_t)(outlen - n), "%stransport=rma,rails=%d,stripe_kb=%d", a->params ? "," : ":",
-                 prm->rails ? prm->rails : 1, prm->stripe_kb ? prm->stripe_kb : KP_STRIPE_KB_DEFAULT);
+        n += snprintf(out + n, (size_t)(outlen - n), "%stransport=rma,rails=%d,stripe_kb=%d", a->params ? "," : ":",
+                      prm->rails ? prm->rails : 1, prm->stripe_kb ? prm->stripe_kb : KP_STRIPE_KB_DEFAULT);
+    /* the data path shows only when forced (auto, the default, decides by size) */
+    if (prm->transport == KP_TRANSPORT_RMA && prm->rma_path && n < outlen)
+        snprintf(out + n, (size_t)(outlen - n), ",rma_path=%s",
+                 prm->rma_path == KP_RMA_PATH_ATTACH ? "attach" : "staging");
 }
 
 void kp_transport_normalize(kp_params *p)
@@ -246,7 +262,7 @@ void kp_transport_normalize(kp_params *p)
             p->stripe_kb = KP_STRIPE_KB_DEFAULT;
     } else {
         p->transport = KP_TRANSPORT_P2P;
-        p->rails = p->stripe_kb = 0;
+        p->rails = p->stripe_kb = p->rma_path = 0;
     }
 }
 
@@ -269,6 +285,7 @@ static kp_params with_defaults(const kp_algo *a, const kp_params *prm)
         p.transport = prm->transport;
         p.rails = prm->rails;
         p.stripe_kb = prm->stripe_kb;
+        p.rma_path = prm->rma_path;
     }
     kp_transport_normalize(&p);
     return p;

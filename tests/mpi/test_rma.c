@@ -1,7 +1,12 @@
 /*
  * The one-sided transport (issue 10) against the native MPI:
  *
- *   test_rma [-s seed] [-n calls] [-t seconds] [--no-check] [--no-flow] [--no-cache]
+ *   test_rma [-s seed] [-n calls] [-t seconds] [--path staging|attach|auto] [--no-check] [--no-flow]
+ *            [--no-cache] [--no-attach]
+ *
+ * --path P appends rma_path=P to every transport below (the data path:
+ * staging copied out, or puts straight into the attached receive buffer;
+ * default: none, the transport's own choice by size).
  *
  * 1. Independent check: every registered all-gather, gather and all-to-all
  *    algorithm, forced with kp_set_algorithm under the fallback policy
@@ -30,6 +35,15 @@
  *    rma plan is built, not on later calls, is taken by a duplicate of the
  *    same ranks after MPI_Comm_free (pool), and is 0 after
  *    kp_release_caches() (leaks beyond that: LeakSanitizer, ASan build).
+ * 4. Attachment cache (rma_path=attach; skipped with a message when this
+ *    MPI's dynamic windows failed kport's probe, which must then be so on
+ *    every rank): a receive buffer used again attaches nothing new; a
+ *    buffer freed and another allocated at the same address (realloc,
+ *    and munmap + mmap of fresh pages at the same address) receives the
+ *    new call's data, not stale bytes; a receive buffer growing inside
+ *    the range of an older attachment, and 40 distinct buffers (more than
+ *    the cache holds: eviction); every attachment detached by
+ *    kp_release_caches (MPI_Win_attach and MPI_Win_detach counts equal).
  *
  * Output: one line per collective and part on rank 0, then "N passed, M
  * failed"; exit code nonzero on any failure.
@@ -44,10 +58,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int me, np;
 static long passed, failed;
+static char pathsuffix[32]; /* ",rma_path=P" from --path */
 
 static void expect(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void expect(int ok, const char *fmt, ...)
@@ -206,7 +222,7 @@ static void part_check(int ncalls, unsigned long seed)
         for (int a = 0; a < kp_algorithm_count(coll); a++)
             for (int ti = 0; ti < 3; ti++) {
                 char spec[160];
-                snprintf(spec, sizeof(spec), "%s:%s", kp_algorithm_name(coll, a), transports[ti]);
+                snprintf(spec, sizeof(spec), "%s:%s%s", kp_algorithm_name(coll, a), transports[ti], pathsuffix);
                 expect(kp_set_algorithm(coll, spec) == KP_SUCCESS, "kp_set_algorithm(%s): %s", spec,
                        kp_last_error());
                 for (int k = 0; k < 3; k++)
@@ -235,7 +251,12 @@ static void flow(int coll, const char *spec, int bytes, int ncalls)
 {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* new windows, with the tiny ring */
-    kp_set_algorithm(coll, spec);
+    char full[160];
+    snprintf(full, sizeof full, "%s%s", spec, pathsuffix);
+    kp_set_algorithm(coll, full);
+    /* direct messages wait for the receiver's address (like a rendezvous):
+     * senders run ahead of the root only on the staging path */
+    const int ahead = strstr(pathsuffix, "attach") == NULL;
     const size_t per = coll == KP_COLL_ALLTOALL ? (size_t)np : 1;
     unsigned char *sb = malloc(per * (size_t)bytes), *rb = malloc((size_t)np * (size_t)bytes);
     double t100 = 0;
@@ -264,7 +285,7 @@ static void flow(int coll, const char *spec, int bytes, int ncalls)
     /* the senders ran ahead: their 100th call ended before the root's */
     double all[64];
     MPI_Gather(&t100, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (me == 0 && coll == KP_COLL_GATHER && np <= 64)
+    if (me == 0 && coll == KP_COLL_GATHER && np <= 64 && ahead)
         for (int q = 1; q < np; q++)
             expect(all[q] < all[0], "flow %s bytes=%d: rank %d ended its 100th call %.0f us after the root", spec,
                    bytes, q, (all[q] - all[0]) * 1e6);
@@ -292,13 +313,102 @@ static void part_flow(void)
                failed - f0, MPI_Wtime() - t0);
 }
 
+/* one all-gather of `bytes` per rank into rb over `comm`, every byte checked */
+static void ag_check(MPI_Comm comm, unsigned char *rb, int bytes, int call, const char *what)
+{
+    unsigned char *sb = malloc((size_t)bytes + 1);
+    for (int i = 0; i < bytes; i++)
+        sb[i] = (unsigned char)(me * 29 + call * 3 + i);
+    memset(rb, 0xEE, (size_t)np * (size_t)bytes);
+    const int rc = kp_allgather(sb, bytes, MPI_BYTE, rb, bytes, MPI_BYTE, comm);
+    long bad = 0;
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < bytes; i++)
+            bad += rb[(size_t)q * (size_t)bytes + (size_t)i] != (unsigned char)(q * 29 + call * 3 + i);
+    expect(rc == KP_SUCCESS && bad == 0, "attach %s (call %d, %d bytes): rc %d (%s), %ld bytes wrong", what, call,
+           bytes, rc, kp_last_error(), bad);
+    free(sb);
+}
+
+static void part_attach(void)
+{
+    const long p0 = passed, f0 = failed;
+    kp_release_caches();
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    kp_set_algorithm(KP_COLL_ALLGATHER, "ring:transport=rma,rma_path=attach");
+    const int B = 70000;
+    unsigned char *rb = malloc((size_t)np * B);
+    ag_check(comm, rb, B, 0, "first call");
+    int ready;
+    long a0, d0, a1, d1;
+    kp_rma_attach_stats(&a0, &d0);
+    int all[2] = {0, 0}, mine[2] = {a0 > 0, -(int)(a0 > 0)};
+    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ready = all[0];
+    expect(all[0] == -all[1], "attach: the dynamic windows work on some ranks only");
+    /* one staging window and, unless the probe failed, one dynamic window */
+    expect(np < 2 || kp_rma_live_windows() == 1 + all[0], "attach: %d windows live after the first call, not %d",
+           kp_rma_live_windows(), 1 + all[0]);
+    if (np < 2 || !ready) {
+        if (me == 0)
+            printf("  attach     this MPI's dynamic windows failed kport's probe (or P = 1): rma_path=attach ran "
+                   "over staging\n");
+    } else {
+        for (int call = 1; call < 5; call++)
+            ag_check(comm, rb, B, call, "same buffer");
+        kp_rma_attach_stats(&a1, &d1);
+        expect(a1 == a0, "attach: calls on the same receive buffer attached %ld more ranges", a1 - a0);
+        /* freed and allocated again: realloc of the same size, and fresh pages at the same address */
+        for (int call = 5; call < 15; call++) {
+            free(rb);
+            rb = malloc((size_t)np * B);
+            ag_check(comm, rb, B, call, "after free + malloc");
+        }
+        const size_t len = (size_t)np * (1 << 20);
+        unsigned char *m1 = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ag_check(comm, m1, 1 << 20, 20, "mmap");
+        munmap(m1, len);
+        unsigned char *m2 = mmap(m1, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        expect(m2 != MAP_FAILED, "attach: mmap failed");
+        ag_check(comm, m2, 1 << 20, 21, m2 == m1 ? "munmap + mmap at the same address" : "munmap + mmap");
+        ag_check(comm, m2 + 4096, 1000, 22, "inside an older attachment");
+        ag_check(comm, m2 + 3, (1 << 20) - 5, 23, "overlapping an older attachment");
+        munmap(m2, len);
+        /* more buffers than the cache holds */
+        unsigned char *many[40];
+        for (int i = 0; i < 40; i++) {
+            many[i] = malloc((size_t)np * 5000);
+            ag_check(comm, many[i], 5000, 30 + i, "40 buffers");
+        }
+        for (int i = 0; i < 40; i++) {
+            ag_check(comm, many[i], 5000, 70 + i, "40 buffers again");
+            free(many[i]);
+        }
+        /* counts and sizes back to back on one buffer */
+        for (int call = 0; call < 20; call++)
+            ag_check(comm, rb, (call * 7919) % B, 110 + call, "changing sizes");
+    }
+    kp_set_algorithm(KP_COLL_ALLGATHER, "auto");
+    free(rb);
+    MPI_Comm_free(&comm);
+    kp_release_caches();
+    kp_rma_attach_stats(&a1, &d1);
+    expect(a1 == d1, "attach: %ld ranges attached, %ld detached after kp_release_caches", a1, d1);
+    if (me == 0)
+        printf("  attach     cache reuse, free + malloc, munmap + mmap, eviction, detach on free: %ld passed, "
+               "%ld failed\n",
+               passed - p0, failed - f0);
+}
+
 static void part_cache(void)
 {
     const long p0 = passed, f0 = failed;
     kp_release_caches();
     expect(kp_rma_live_windows() == 0, "windows live after kp_release_caches: %d", kp_rma_live_windows());
     char buf[64] = {0}, out[64 * 64];
-    kp_set_algorithm(KP_COLL_ALLGATHER, "ring:transport=rma,rails=2");
+    /* staging only: the attach path's dynamic windows are counted in part_attach */
+    kp_set_algorithm(KP_COLL_ALLGATHER, "ring:transport=rma,rails=2,rma_path=staging");
     for (int cycle = 0; cycle < 20; cycle++) {
         MPI_Comm d;
         MPI_Comm_dup(MPI_COMM_WORLD, &d);
@@ -327,7 +437,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    int ncalls = 6, check = 1, flowp = 1, cache = 1, tmo = 300;
+    int ncalls = 6, check = 1, flowp = 1, cache = 1, attach = 1, tmo = 300;
     unsigned long seed = 12345;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -342,9 +452,15 @@ int main(int argc, char **argv)
             flowp = 0;
         else if (!strcmp(argv[i], "--no-cache"))
             cache = 0;
+        else if (!strcmp(argv[i], "--no-attach"))
+            attach = 0;
+        else if (!strcmp(argv[i], "--path") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "staging") || !strcmp(argv[i + 1], "attach") || !strcmp(argv[i + 1], "auto")))
+            snprintf(pathsuffix, sizeof pathsuffix, ",rma_path=%s", argv[++i]);
         else {
             if (me == 0)
-                fprintf(stderr, "usage: test_rma [-s seed] [-n calls] [-t seconds] [--no-check] [--no-flow] [--no-cache]\n");
+                fprintf(stderr, "usage: test_rma [-s seed] [-n calls] [-t seconds] [--path staging|attach|auto] "
+                                "[--no-check] [--no-flow] [--no-cache] [--no-attach]\n");
             MPI_Finalize();
             return 2;
         }
@@ -365,6 +481,8 @@ int main(int argc, char **argv)
         part_flow();
     if (cache)
         part_cache();
+    if (attach)
+        part_attach();
     MPI_Type_free(&types[3]);
     long tot[2] = {passed, failed}, sum[2];
     MPI_Reduce(tot, sum, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
