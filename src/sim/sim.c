@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *const kp_sim_cat_name[KP_SIM_NCAT] = {"overhead", "wire", "bytes", "gap", "copy", "wait", "call"};
 
@@ -177,6 +178,7 @@ typedef struct sim {
     int log_on;
     int err;
     size_t mem, peak;
+    size_t limit; /* the machine's physical memory: beyond it, fail instead of meeting the OOM killer */
 } sim;
 
 /* ---- memory ------------------------------------------------------------ */
@@ -188,6 +190,11 @@ static int grow(sim *s, void **p, size_t *cap, size_t need, size_t elem)
     size_t n = *cap ? *cap : 1024;
     while (n < need)
         n += n / 2;
+    if (s->limit && s->mem + (n - *cap) * elem > s->limit) {
+        n = need + need / 16; /* the last growth: only what is needed */
+        if (s->mem + (n - *cap) * elem > s->limit)
+            return -1;
+    }
     void *q = realloc(*p, n * elem);
     if (!q)
         return -1;
@@ -201,6 +208,8 @@ static int grow(sim *s, void **p, size_t *cap, size_t need, size_t elem)
 
 static void *alloc0(sim *s, size_t n, size_t elem)
 {
+    if (s->limit && s->mem + n * elem > s->limit)
+        return NULL;
     void *p = calloc(n ? n : 1, elem);
     if (p) {
         s->mem += n * elem;
@@ -212,7 +221,8 @@ static void *alloc0(sim *s, size_t n, size_t elem)
 
 static int nomem(sim *s)
 {
-    snprintf(s->r->msg, sizeof s->r->msg, "out of memory (%.1f GiB allocated)", (double)s->mem / (1 << 30));
+    snprintf(s->r->msg, sizeof s->r->msg, "out of memory (%.1f GiB allocated, %.1f GiB available)",
+             (double)s->mem / (1 << 30), (double)s->limit / (1 << 30));
     return s->err = KP_ERR_NOMEM;
 }
 
@@ -971,6 +981,27 @@ static int build(sim *s, const kp_layout *L, double t0)
             return s->err = rc;
         }
         s->base[rank] = s->nops;
+        if (rank == 0 && s->limit) {
+            /* schedules that cannot fit: say so at once. The sample is the smaller of ranks 0 and
+             * P/2, so a root's P operations in a gather do not count for every rank. */
+            uint64_t est = (uint64_t)sc.nops;
+            kp_sched mid;
+            if (s->P > 1 && kp_algo_build_on(c->algo, &c->prm, L, s->P / 2, s->P, c->bytes, c->root, c->inplace,
+                                             &mid) == KP_SUCCESS &&
+                (uint64_t)mid.nops < est)
+                est = (uint64_t)mid.nops;
+            if (s->P > 1)
+                kp_sched_free(&mid);
+            if ((double)est * (double)s->P * sizeof(sop) > (double)s->limit) {
+                snprintf(r->msg, sizeof r->msg,
+                         "the schedules need about %.1f GiB (%llu operations per rank, 8 bytes each), more than "
+                         "the %.1f GiB available",
+                         (double)est * (double)s->P * sizeof(sop) / (1 << 30), (unsigned long long)est,
+                         (double)s->limit / (1 << 30));
+                kp_sched_free(&sc);
+                return s->err = KP_ERR_NOMEM;
+            }
+        }
         if (grow(s, (void **)&s->ops, &s->capops, s->nops + (size_t)sc.nops, sizeof(sop))) {
             kp_sched_free(&sc);
             return nomem(s);
@@ -1138,6 +1169,9 @@ int kp_sim_run(const kp_sim_config *c, kp_sim_result *r)
     s->ports = c->ports < 1 ? 1 : c->ports;
     s->rails = c->rails < 0 ? 0 : c->rails;
     s->nsize = c->node_size > 1 ? c->node_size : 1;
+    /* 90% of the memory available when the run starts */
+    const long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    s->limit = pages > 0 && psize > 0 ? (size_t)pages / 10 * 9 * (size_t)psize : 0;
     if (!c->algo || c->P < 1 || c->P > (1 << 30) || c->bytes < 0 || c->ports > 64 || c->rails > 64 ||
         c->root < 0 || c->root >= c->P) {
         snprintf(r->msg, sizeof r->msg, "invalid configuration (algorithm, P = %d, bytes, ports, rails or root)",
