@@ -367,11 +367,12 @@ int main(int argc, char **argv)
         else
             printf("parameters    L=%g o=%g g=%g G=%g O=%g S=%lld (ns, ns/byte), copies 1 ns/byte\n", pi->L, pi->o_s,
                    pi->g, pi->G, pi->O, (long long)c.m.inter.eager_max);
-        if (c.rails || c.ports > 1)
-            printf("network       %d port%s per rank, %s\n", c.ports, c.ports == 1 ? "" : "s",
-                   c.rails ? "rails shared per node" : "no rail sharing");
-        if (c.rails)
-            printf("rails         %d per node\n", c.rails);
+        if (c.rails || c.ports > 1) {
+            printf("network       %d port%s per rank", c.ports, c.ports == 1 ? "" : "s");
+            if (c.rails)
+                printf("; %d rail%s per node shared by its inter-node messages", c.rails, c.rails == 1 ? "" : "s");
+            printf("\n");
+        }
         printf("time          %.3f us (max over ranks, rank %d); min %.3f us, median %.3f us\n", r.max_ns / 1e3,
                r.slowest_rank, r.min_ns / 1e3, r.median_ns / 1e3);
         printf("messages      %lld (%lld bytes on the network, %lld rendezvous); %lld copies (%lld bytes)\n",
