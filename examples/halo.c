@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static long NX = 24, NY = 20, NZ = 18;
 
@@ -38,6 +39,13 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static double stencil(double c, double xl, double xh, double yl, double yh, double zl, double zh)
@@ -157,14 +165,15 @@ int main(int argc, char **argv)
                 for (int s = 0; s < 2 && rc == KP_SUCCESS; s++)
                     rc = kp_put_strided(v + from[d][s], stride[d], off + to[d][s] * 8, stride[d], count[d], levels[d],
                                         nb[d][s], win);
-            double t2 = MPI_Wtime();
+            double t2 = MPI_Wtime(), arrive = mono();
             int r2 = kp_win_barrier(win);
             if (rc == KP_SUCCESS)
                 rc = r2;
             double t3 = MPI_Wtime();
             /* skew: how much later the last rank reached the barrier than
-             * the first (stencil + puts), what a barrier must wait anyway */
-            double dt[5] = {t3 - t0, t2 - t1, t3 - t2, t2 - t0, t0 - t2}, mx[5];
+             * the first, what a barrier must wait anyway (CLOCK_MONOTONIC:
+             * one clock on one machine; MPI_Wtime's origin is per process) */
+            double dt[5] = {t3 - t0, t2 - t1, t3 - t2, arrive, -arrive}, mx[5];
             MPI_Allreduce(dt, mx, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             tskew[t] = mx[3] + mx[4];
             times[t] = mx[0];
