@@ -33,13 +33,17 @@
  *
  * arrived[s] (window 0): pieces rank s has put into its ring in r's memory;
  * consumed[q]: pieces of r's that rank q has copied out of r's ring in q's
- * memory (r's credits). Both count from 0 for the windows' life and are
- * touched only by MPI atomics (MPI_Accumulate with MPI_REPLACE, read with
- * MPI_Fetch_and_op MPI_NO_OP: info accumulate_ops=same_op_no_op). The rings
+ * memory (r's credits). Both count from 0 for the windows' life; with
+ * shared windows they are written by MPI_Put after a flush and read from
+ * memory after MPI_Win_sync, elsewhere by MPI atomics (MPI_Accumulate with
+ * MPI_REPLACE, read with MPI_Fetch_and_op MPI_NO_OP: info
+ * accumulate_ops=same_op_no_op); read_ctrl says why. The rings
  * of the other rails' windows hold the other stripes of a slot.
  *
- * Data path: staging the receiver copies out of (chosen; see DESIGN.md,
- * "One-sided transport"). A message of len bytes goes as pieces of one slot
+ * Data path (rma_path): staging the receiver copies out of, or (attach)
+ * the user's receive buffer itself; auto: staging below
+ * KPORT_RMA_ATTACH_KB, attach from there (DESIGN.md, "One-sided
+ * transport"). Staging: A message of len bytes goes as pieces of one slot
  * each (sb bytes, or r * sb when len > stripe_kb KiB and r > 1: then each
  * piece is split into r stripes, stripe j put through window j, all in
  * flight at once). Piece n from s to q goes to slot n mod nslots of s's
@@ -63,6 +67,29 @@
  * never later than a rendezvous send, so schedules the checker proved free
  * of deadlock under rendezvous stay so. While waiting for a shared-memory
  * flag (smp_* algorithms' node-local parts) the round keeps progressing.
+ *
+ * The attach path. Each rails count's link also has one dynamic window
+ * per rail (MPI_Win_create_dynamic, locked for its life; a probe put at
+ * creation must arrive, else every message stays on staging). Three more
+ * control lines per peer: posted[q] (receive addresses q has published in
+ * my mailbox), darrived[s] (direct messages s has completed into my
+ * buffers) and mailbox[q] (MBOX = 8 addresses q publishes, a ring). A
+ * direct message is numbered among the pair's direct messages on both
+ * sides (same decision: plan parameter, length, link). The receiver, in
+ * the round's first sweep, covers the buffers of its direct receives with
+ * attachments (the whole receive buffer or scratch, cached by address
+ * range: see att_lookup), then for each, in order, once the sender has
+ * finished the message MBOX before it (its entry is free), puts
+ * MPI_Get_address of the destination into mailbox slot n mod MBOX at the
+ * sender, flushes, and writes posted = n + 1. The sender, once posted
+ * exceeds n, reads the address from its own memory (after MPI_Win_sync),
+ * puts the message into the dynamic window(s), striped like staging,
+ * flushes and writes darrived = n + 1; the receiver sees it and the bytes
+ * are in place (one copy fewer; a send completes only when the receiver
+ * has posted: a rendezvous). Under Open MPI 4.1, dynamic windows are
+ * osc/rdma's, whose backing file names collide between disjoint
+ * communicators (above): they are made only on communicators with every
+ * rank of MPI_COMM_WORLD (KPORT_RMA_DYNAMIC=1 / 0 forces).
  *
  * Sizes: nslots = KPORT_RMA_SLOTS (default 4); a slot holds S bytes in all,
  * S = KPORT_RMA_SLOT_KB KiB (0: 64 bytes, for tests) or by default
@@ -111,6 +138,7 @@ typedef struct rma_link { /* the windows of one rails count */
     int P;
     int rails, nslots;
     int shared;    /* windows from MPI_Win_allocate_shared (every rank on this machine) */
+    int putflag;   /* counters written by MPI_Put, read from memory (read_ctrl) */
     int64_t sb;    /* slot bytes in one rail's window */
     MPI_Aint ctrl; /* control bytes at the start of every window */
     MPI_Win win[KP_RAILS_MAX];
@@ -306,6 +334,23 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
         }
     }
     L->shared = shared;
+    {
+        const char *nv = getenv("KPORT_RMA_NOTIFY");
+        if (nv && *nv && strcmp(nv, "acc") && strcmp(nv, "auto")) {
+            link_free(L);
+            return kp_error(KP_ERR_PARAM, "KPORT_RMA_NOTIFY must be acc or auto");
+        }
+#ifdef OPEN_MPI
+        int put = shared && !(nv && !strcmp(nv, "acc")), all = 0;
+#else
+        int put = 0, all = 0; /* MPICH moves even shared windows' puts in its progress: never seen by polling */
+#endif
+        if (MPI_Allreduce(&put, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS) {
+            link_free(L);
+            return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of the notification failed");
+        }
+        L->putflag = all;
+    }
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
@@ -550,8 +595,23 @@ static inline MPI_Aint slot_disp(const rma_link *L, int sender, int64_t n)
     return L->ctrl + ((MPI_Aint)sender * L->nslots + (MPI_Aint)(n % L->nslots)) * (MPI_Aint)L->sb;
 }
 
+/* A counter in my window 0 (arrived, consumed, posted, darrived). With
+ * Open MPI's shared windows (osc/sm: a put is the origin's store into
+ * this machine's memory, MPI moves nothing on the target's behalf) the
+ * writer puts it after the data is complete (MPI_Win_flush), the reader
+ * polls its own memory after MPI_Win_sync: 0.08 against 0.25 us one way
+ * (kport-bench rma --notify). Other windows need MPI's progress at the
+ * target (MPICH 4.0's, shared ones too: polling memory never sees the
+ * put), so there the counter is an MPI_Accumulate MPI_REPLACE read by
+ * MPI_Fetch_and_op MPI_NO_OP (atomic, and it drives progress).
+ * KPORT_RMA_NOTIFY=acc forces the atomics under Open MPI too. */
 static int read_ctrl(const kp_rma *R, const rma_link *L, MPI_Aint disp, int64_t *v)
 {
+    if (L->putflag) {
+        MPI_Win_sync(L->win[0]);
+        *v = atomic_load_explicit((_Atomic int64_t *)(void *)(L->base[0] + disp), memory_order_acquire);
+        return KP_SUCCESS;
+    }
     int64_t dummy = 0;
     if (MPI_Fetch_and_op(&dummy, v, MPI_INT64_T, R->me, disp, MPI_NO_OP, L->win[0]) != MPI_SUCCESS ||
         MPI_Win_flush(R->me, L->win[0]) != MPI_SUCCESS)
@@ -658,6 +718,13 @@ static void take_piece(rma_link *L, rma_msg *m)
     L->recvd[s]++;
     m->done++;
     L->flags[s] |= 8;
+}
+
+/* the counter at disp in q's window 0 = *origin (stable until flushed) */
+static int write_ctrl(const rma_link *L, const int64_t *origin, int q, MPI_Aint disp)
+{
+    return L->putflag ? MPI_Put(origin, 1, MPI_INT64_T, q, disp, 1, MPI_INT64_T, L->win[0])
+                      : MPI_Accumulate(origin, 1, MPI_INT64_T, q, disp, 1, MPI_INT64_T, MPI_REPLACE, L->win[0]);
 }
 
 /* flags bits per peer in one sweep */
@@ -817,14 +884,12 @@ static int sweep(kp_rma *R, int *left, int *moved)
         L->rails_used[q] = 0;
         L->note[q] = L->sent[q];
         if (!rc && (L->flags[q] & F_PUT) &&
-            MPI_Accumulate(&L->note[q], 1, MPI_INT64_T, q, (MPI_Aint)R->me * CTRL, 1, MPI_INT64_T, MPI_REPLACE,
-                           L->win[0]) != MPI_SUCCESS)
+            write_ctrl(L, &L->note[q], q, (MPI_Aint)R->me * CTRL) != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "transport=rma: notifying rank %d failed", q);
         if (L->flags[q] & F_DPUT)
             L->note[2 * P + q] = L->dsent[q];
         if (!rc && (L->flags[q] & F_DPUT) &&
-            MPI_Accumulate(&L->note[2 * P + q], 1, MPI_INT64_T, q, CDISP(L, C_DARRIVED, R->me), 1, MPI_INT64_T,
-                           MPI_REPLACE, L->win[0]) != MPI_SUCCESS)
+            write_ctrl(L, &L->note[2 * P + q], q, CDISP(L, C_DARRIVED, R->me)) != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "transport=rma: notifying rank %d of a direct message failed", q);
         *moved = 1;
     }
@@ -864,8 +929,7 @@ static int sweep(kp_rma *R, int *left, int *moved)
         if (!(L->flags[s] & 8))
             continue;
         L->note[P + s] = L->recvd[s];
-        if (MPI_Accumulate(&L->note[P + s], 1, MPI_INT64_T, s, (MPI_Aint)(P + R->me) * CTRL, 1, MPI_INT64_T,
-                           MPI_REPLACE, L->win[0]) != MPI_SUCCESS)
+        if (write_ctrl(L, &L->note[P + s], s, (MPI_Aint)(P + R->me) * CTRL) != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "transport=rma: returning credits to rank %d failed", s);
         *moved = 1;
     }
@@ -875,8 +939,7 @@ static int sweep(kp_rma *R, int *left, int *moved)
             continue;
         L->note[3 * P + s] = L->dposted[s];
         if (MPI_Win_flush(s, L->win[0]) != MPI_SUCCESS ||
-            MPI_Accumulate(&L->note[3 * P + s], 1, MPI_INT64_T, s, CDISP(L, C_POSTED, R->me), 1, MPI_INT64_T,
-                           MPI_REPLACE, L->win[0]) != MPI_SUCCESS)
+            write_ctrl(L, &L->note[3 * P + s], s, CDISP(L, C_POSTED, R->me)) != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "transport=rma: publishing receive addresses to rank %d failed", s);
     }
     /* notifications and credits complete before their values may change */

@@ -3,7 +3,7 @@
  * src/exec/rma.c), measured with the same MPI calls, between ranks 0 and 1.
  *
  *   mpirun -np P kport-bench rma [-m [MIN:]MAX] [-i N] [-x N] [-R RAILS,...]
- *                                [--flavour auto|shared|allocate] [-c] [--format json]
+ *                                [--flavour auto|shared|allocate] [--notify V,...] [-c] [--format json]
  *
  * Ranks 0 and 1 form a communicator (any other rank waits at the end);
  * windows are made as the transport makes them: one per rail, each with
@@ -38,6 +38,27 @@
  *            (MPI_Irecv posted first, MPI_Isend, MPI_Waitall), half a round
  *            trip: the reference the transport competes with.
  *
+ * Notification variants (--notify, default acc; the notify and message
+ * rows are measured once per variant, JSON "notify"): how a counter
+ * (arrived, and the credit the same way) is written and seen:
+ *   acc  MPI_Accumulate MPI_REPLACE + MPI_Win_flush; seen by polling
+ *        MPI_Fetch_and_op MPI_NO_OP + MPI_Win_flush on the own window
+ *        (kport's transport; accumulates on one location are atomic and,
+ *        with the default accumulate_ordering, ordered)
+ *   put  MPI_Put of the flag + MPI_Win_flush (after the data's flush); seen
+ *        by polling MPI_Win_sync + a load of the own window's memory
+ *        (unified model: a completed put is visible after MPI_Win_sync;
+ *        an aligned 8-byte store lands whole on the hardware here, which
+ *        MPI does not promise for a put read concurrently)
+ *   fao  MPI_Fetch_and_op MPI_SUM +1 + MPI_Win_flush on a counter; seen by
+ *        polling MPI_Fetch_and_op MPI_NO_OP (atomic read-modify-write)
+ *   accl MPI_Accumulate MPI_REPLACE + flush; seen by MPI_Win_sync + a load
+ *        (acc's cheap writer with put's cheap reader; the same caveat)
+ * put and accl need Open MPI's shared windows (refused otherwise): MPICH
+ * 4.0's windows, shared ones too, move a put only when the target calls
+ * MPI, so a target polling its memory waits for ever. kport's transport uses put
+ * with shared windows and acc elsewhere (src/exec/rma.c, read_ctrl).
+ *
  * Unlike kport, the transport here needs no ring: one message is in flight
  * at a time, so staging is never overwritten (the credit is still
  * returned, as its cost is part of a message).
@@ -68,7 +89,11 @@ typedef struct rm_opts {
     int iters, iters_large, warmup, warmup_large, check, json;
     int rails[RM_MAX_RAILS], nrails, maxrails;
     int flavour; /* -1 auto, 0 allocate, 1 shared */
+    int notify[4], nnotify;
 } rm_opts;
+
+enum { N_ACC, N_PUT, N_FAO, N_ACCL };
+static const char *nnames[] = {"acc", "put", "fao", "accl"};
 
 typedef struct rm_state {
     MPI_Comm pair, sync;
@@ -77,6 +102,8 @@ typedef struct rm_state {
     char *base[RM_MAX_RAILS];
     unsigned char *sbuf, *rbuf, *expect;
     int64_t sent, recvd, one; /* counters: notifications sent / seen; origin of accumulates */
+    int64_t credits;          /* credits returned (fao adds 1, the others write the count) */
+    int variant;              /* N_*: how counters are written and read */
     long long bad;
 } rm_state;
 
@@ -93,6 +120,7 @@ static void usage(FILE *f, const void *arg)
                "  -i N / -x N   timed / warm-up intervals per row (default 200 / 20; 50 / 5 above 64K)\n"
                "  -R LIST       rails counts for the message rows (default 1,2,4; 1..8)\n"
                "  --flavour F   auto (as kport: shared windows on one node under Open MPI), shared, allocate\n"
+               "  --notify V,.. notification variants: acc (kport's), put, fao, accl (default acc)\n"
                "  -c            validate every byte moved; --format json: one object per row\n");
 }
 
@@ -111,6 +139,8 @@ static void parse(int argc, char **argv, rm_opts *o)
     o->warmup = 20;
     o->warmup_large = 5;
     o->flavour = -1;
+    o->nnotify = 1;
+    o->notify[0] = N_ACC;
     o->nrails = 3;
     o->rails[0] = 1, o->rails[1] = 2, o->rails[2] = 4;
     for (int i = 2; i < argc; i++) {
@@ -124,6 +154,24 @@ static void parse(int argc, char **argv, rm_opts *o)
             if (strcmp(v, "json") && strcmp(v, "text"))
                 bad("unknown --format \"%s\" (text or json)", v);
             o->json = !strcmp(v, "json");
+            continue;
+        }
+        if ((v = kb_long_option(argc, argv, &i, "--notify", usage, NULL))) {
+            char buf[64];
+            if (strlen(v) >= sizeof buf)
+                bad("bad --notify \"%s\"", v);
+            strcpy(buf, v);
+            o->nnotify = 0;
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                int k = 0;
+                while (k < 4 && strcmp(t, nnames[k]))
+                    k++;
+                if (k == 4 || o->nnotify == 4)
+                    bad("bad --notify \"%s\" (acc, put, fao, accl, comma-separated)", v);
+                o->notify[o->nnotify++] = k;
+            }
+            if (!o->nnotify)
+                bad("bad --notify \"%s\"", v);
             continue;
         }
         if ((v = kb_long_option(argc, argv, &i, "--flavour", usage, NULL))) {
@@ -190,15 +238,26 @@ static void parse(int argc, char **argv, rm_opts *o)
 static int64_t read_ctrl(rm_state *S, MPI_Aint disp)
 {
     int64_t v = 0, dummy = 0;
+    if (S->variant == N_PUT || S->variant == N_ACCL) {
+        MPI_Win_sync(S->win[0]);
+        return *(volatile int64_t *)(S->base[0] + disp);
+    }
     MPI_Fetch_and_op(&dummy, &v, MPI_INT64_T, S->me, disp, MPI_NO_OP, S->win[0]);
     MPI_Win_flush(S->me, S->win[0]);
     return v;
 }
 
+/* counter at disp in the peer's window = v (fao: += 1, v being the old value + 1) */
 static void write_ctrl(rm_state *S, MPI_Aint disp, int64_t v)
 {
-    S->one = v;
-    MPI_Accumulate(&S->one, 1, MPI_INT64_T, S->peer, disp, 1, MPI_INT64_T, MPI_REPLACE, S->win[0]);
+    int64_t old;
+    S->one = S->variant == N_FAO ? 1 : v;
+    if (S->variant == N_PUT)
+        MPI_Put(&S->one, 1, MPI_INT64_T, S->peer, disp, 1, MPI_INT64_T, S->win[0]);
+    else if (S->variant == N_FAO)
+        MPI_Fetch_and_op(&S->one, &old, MPI_INT64_T, S->peer, disp, MPI_SUM, S->win[0]);
+    else
+        MPI_Accumulate(&S->one, 1, MPI_INT64_T, S->peer, disp, 1, MPI_INT64_T, MPI_REPLACE, S->win[0]);
     MPI_Win_flush(S->peer, S->win[0]);
 }
 
@@ -347,6 +406,16 @@ static int rm_main(int argc, char **argv)
 #endif
         if (shared && nsize != 2)
             bad("--flavour shared: ranks 0 and 1 are not on one node%s", "");
+#ifdef OPEN_MPI
+        const int polls_memory = shared;
+#else
+        const int polls_memory = 0;
+#endif
+        for (int v = 0; v < o.nnotify; v++)
+            if (!polls_memory && (o.notify[v] == N_PUT || o.notify[v] == N_ACCL))
+                bad("--notify %s polls memory: it needs Open MPI's shared windows (other windows, MPICH's shared "
+                    "ones too, move a put in MPI's progress at the target: a target polling memory waits for ever)",
+                    nnames[o.notify[v]]);
         MPI_Info info;
         MPI_Info_create(&info);
         MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
@@ -377,56 +446,70 @@ static int rm_main(int argc, char **argv)
         char mpi[256];
         kb_mpi_library_name(mpi, sizeof mpi);
         const char *flav = shared ? "shared" : "allocate";
-        kb_stat st = {0};
+        kb_stat nst[4] = {{0}};
         int iters = 0;
-        measure(&S, &o, W_NOTIFY, 0, 1, times, maxes, &st, &iters);
+        for (int v = 0; v < o.nnotify; v++) {
+            S.variant = o.notify[v];
+            measure(&S, &o, W_NOTIFY, 0, 1, times, maxes, &nst[v], &iters);
+        }
         if (S.me == 0) {
-            if (o.json)
-                printf("{\"coll\":\"rma\",\"what\":\"notify\",\"size\":0,\"rails\":1,\"flavour\":\"%s\",\"mpi\":", flav);
-            else {
+            if (!o.json) {
                 printf("# kport-bench rma\n# MPI: %s\n# P = %d (ranks 0 and 1 measure), windows: %s, rails: %d\n", mpi,
                        P, shared ? "MPI_Win_allocate_shared (one node)" : "MPI_Win_allocate", o.maxrails);
                 printf("# Iterations: %d (%d above 65536 bytes), warmup: %d (%d), validation: %s\n", o.iters,
                        o.iters_large, o.warmup, o.warmup_large, o.check ? "on" : "off");
-                printf("# notify: counter write (MPI_Accumulate REPLACE + flush) seen by a polling\n"
-                       "#   MPI_Fetch_and_op(NO_OP) + flush, one way: median %.2f us, min %.2f us\n",
-                       st.median * 1e6, st.min * 1e6);
+                for (int v = 0; v < o.nnotify; v++)
+                    printf("# notify %-4s (%s), one way: median %.2f us, min %.2f us\n", nnames[o.notify[v]],
+                           o.notify[v] == N_ACC   ? "MPI_Accumulate REPLACE + flush; polled MPI_Fetch_and_op NO_OP"
+                           : o.notify[v] == N_PUT ? "MPI_Put + flush; polled MPI_Win_sync + load"
+                           : o.notify[v] == N_FAO ? "MPI_Fetch_and_op SUM + flush; polled MPI_Fetch_and_op NO_OP"
+                                                  : "MPI_Accumulate REPLACE + flush; polled MPI_Win_sync + load",
+                           nst[v].median * 1e6, nst[v].min * 1e6);
                 printf("# put: MPI_Put + MPI_Win_flush at the origin; msg rN: one message over N rails, one way\n"
                        "#   (put stripes, flush each rail, notify; receiver polls, syncs, copies out, returns\n"
                        "#   the credit), gain = msg r1 / msg rN; p2p: MPI_Isend/MPI_Irecv one way; medians, us\n");
                 printf("%-10s%10s", "# Size", "put");
-                for (int j = 0; j < o.nrails; j++) {
-                    char h[32];
-                    snprintf(h, sizeof h, "msg r%d", o.rails[j]);
-                    printf("%10s", h);
-                    if (o.rails[j] != 1) {
-                        snprintf(h, sizeof h, "gain r%d", o.rails[j]);
-                        printf("%9s", h);
+                for (int v = 0; v < o.nnotify; v++)
+                    for (int j = 0; j < o.nrails; j++) {
+                        char h[32];
+                        snprintf(h, sizeof h, "%s r%d", o.nnotify > 1 ? nnames[o.notify[v]] : "msg", o.rails[j]);
+                        printf("%10s", h);
+                        if (o.rails[j] != 1) {
+                            snprintf(h, sizeof h, "gain r%d", o.rails[j]);
+                            printf("%9s", h);
+                        }
                     }
-                }
                 printf("%10s%10s\n", "p2p", "rma/p2p");
             }
-            if (o.json) {
+            for (int v = 0; o.json && v < o.nnotify; v++) {
+                printf("{\"coll\":\"rma\",\"what\":\"notify\",\"size\":0,\"rails\":1,\"notify\":\"%s\","
+                       "\"flavour\":\"%s\",\"mpi\":",
+                       nnames[o.notify[v]], flav);
                 kb_json_string(stdout, mpi);
                 printf(",\"P\":%d,\"median_us\":%.3f,\"min_us\":%.3f,\"iterations\":%d,\"validated\":%s,"
                        "\"status\":\"ok\",\"errors\":0}\n",
-                       P, st.median * 1e6, st.min * 1e6, iters, o.check ? "true" : "false");
+                       P, nst[v].median * 1e6, nst[v].min * 1e6, iters, o.check ? "true" : "false");
             }
             fflush(stdout);
         }
         for (size_t n = o.min; n <= o.max; n *= 2) {
-            kb_stat put, p2p, msg[RM_MAX_RAILS];
-            int it_put, it_p2p, it_msg[RM_MAX_RAILS];
+            kb_stat put, p2p, msgs[4][RM_MAX_RAILS];
+            int it_put, it_p2p, its[4][RM_MAX_RAILS];
             long long bad0 = S.bad, gbad;
             measure(&S, &o, W_PUT, n, 1, times, maxes, &put, &it_put);
-            for (int j = 0; j < o.nrails; j++)
-                measure(&S, &o, W_MSG, n, o.rails[j], times, maxes, &msg[j], &it_msg[j]);
+            for (int v = 0; v < o.nnotify; v++) {
+                S.variant = o.notify[v];
+                for (int j = 0; j < o.nrails; j++)
+                    measure(&S, &o, W_MSG, n, o.rails[j], times, maxes, &msgs[v][j], &its[v][j]);
+            }
+            S.variant = o.notify[0];
             measure(&S, &o, W_P2P, n, 1, times, maxes, &p2p, &it_p2p);
             long long mine = S.bad - bad0;
             MPI_Reduce(&mine, &gbad, 1, MPI_LONG_LONG, MPI_SUM, 0, S.pair);
             if (gbad)
                 rc = 1;
             if (S.me == 0) {
+                const kb_stat *msg = msgs[0]; /* the first variant's one-rail time: the gains' base */
                 double one = msg[0].median;
                 for (int j = 0; j < o.nrails; j++)
                     if (o.rails[j] == 1)
@@ -440,16 +523,18 @@ static int rm_main(int argc, char **argv)
                     printf(",\"P\":%d,\"median_us\":%.3f,\"min_us\":%.3f,\"iterations\":%d,\"validated\":%s,"
                            "\"status\":\"ok\",\"errors\":0}\n",
                            P, put.median * 1e6, put.min * 1e6, it_put, o.check ? "true" : "false");
-                    for (int j = 0; j < o.nrails; j++) {
-                        printf("{\"coll\":\"rma\",\"what\":\"message\",\"size\":%zu,\"rails\":%d,\"flavour\":\"%s\","
-                               "\"mpi\":",
-                               n, o.rails[j], flav);
-                        kb_json_string(stdout, mpi);
-                        printf(",\"P\":%d,\"median_us\":%.3f,\"min_us\":%.3f,\"iterations\":%d,\"gain\":%.3f,"
-                               "\"validated\":%s,\"status\":\"%s\",\"errors\":%lld}\n",
-                               P, msg[j].median * 1e6, msg[j].min * 1e6, it_msg[j],
-                               msg[j].median > 0 ? one / msg[j].median : 0.0, val, stat, gbad);
-                    }
+                    for (int v = 0; v < o.nnotify; v++)
+                        for (int j = 0; j < o.nrails; j++) {
+                            const kb_stat *vm = msgs[v];
+                            printf("{\"coll\":\"rma\",\"what\":\"message\",\"size\":%zu,\"rails\":%d,"
+                                   "\"notify\":\"%s\",\"flavour\":\"%s\",\"mpi\":",
+                                   n, o.rails[j], nnames[o.notify[v]], flav);
+                            kb_json_string(stdout, mpi);
+                            printf(",\"P\":%d,\"median_us\":%.3f,\"min_us\":%.3f,\"iterations\":%d,\"gain\":%.3f,"
+                                   "\"validated\":%s,\"status\":\"%s\",\"errors\":%lld}\n",
+                                   P, vm[j].median * 1e6, vm[j].min * 1e6, its[v][j],
+                                   vm[j].median > 0 ? one / vm[j].median : 0.0, val, stat, gbad);
+                        }
                     printf("{\"coll\":\"rma\",\"what\":\"p2p\",\"size\":%zu,\"rails\":null,\"flavour\":\"%s\",\"mpi\":",
                            n, flav);
                     kb_json_string(stdout, mpi);
@@ -458,11 +543,13 @@ static int rm_main(int argc, char **argv)
                            P, p2p.median * 1e6, p2p.min * 1e6, it_p2p, val, stat, gbad);
                 } else {
                     printf("%-10zu%10.2f", n, put.median * 1e6);
-                    for (int j = 0; j < o.nrails; j++) {
-                        printf("%10.2f", msg[j].median * 1e6);
-                        if (o.rails[j] != 1)
-                            printf("%9.2f", msg[j].median > 0 ? one / msg[j].median : 0.0);
-                    }
+                    for (int v = 0; v < o.nnotify; v++)
+                        for (int j = 0; j < o.nrails; j++) {
+                            const kb_stat *vm = msgs[v];
+                            printf("%10.2f", vm[j].median * 1e6);
+                            if (o.rails[j] != 1)
+                                printf("%9.2f", vm[j].median > 0 ? one / vm[j].median : 0.0);
+                        }
                     printf("%10.2f%10.2f\n", p2p.median * 1e6, p2p.median > 0 ? one / p2p.median : 0.0);
                 }
                 fflush(stdout);
