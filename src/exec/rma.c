@@ -115,8 +115,14 @@
 #define MBOX (CTRL / 8) /* mailbox entries per peer: addresses of direct receives */
 #define CDISP(L, kind, peer) (((MPI_Aint)(kind) * (L)->P + (peer)) * CTRL)
 /* rma_path=auto: messages of at least this many KiB go straight into the
- * receive buffer (KPORT_RMA_ATTACH_KB overrides; DESIGN.md, "One-sided transport") */
-#define KP_RMA_ATTACH_KB_DEFAULT 64
+ * receive buffer, -1: none (KPORT_RMA_ATTACH_KB overrides; measured in
+ * docs/PERFORMANCE.md, "One-sided transport": under Open MPI attach wins
+ * from 16-32 KiB, under MPICH 4.0 never) */
+#ifdef OPEN_MPI
+#define KP_RMA_ATTACH_KB_DEFAULT 32
+#else
+#define KP_RMA_ATTACH_KB_DEFAULT (-1)
+#endif
 
 typedef struct rma_msg {
     char *p;         /* the message's bytes in this rank's buffers */
@@ -276,19 +282,26 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     int64_t sb = S / rails / 64 * 64;
     if (sb < 64)
         sb = 64;
+    /* rma_path=auto's threshold (KiB, -1: never) */
+    const char *ev = getenv("KPORT_RMA_ATTACH_KB");
+    const int kb = ev && !strcmp(ev, "-1") ? -1 : env_int("KPORT_RMA_ATTACH_KB", KP_RMA_ATTACH_KB_DEFAULT, 0, 1 << 20);
     /* the geometry must be the same everywhere, or the protocol breaks */
-    int64_t mine[2] = {nslots, sb}, lo[2], hi[2];
-    if (MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, R->comm) != MPI_SUCCESS)
+    int64_t mine[3] = {nslots, sb, kb}, lo[3], hi[3];
+    if (MPI_Allreduce(mine, lo, 3, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(mine, hi, 3, MPI_INT64_T, MPI_MAX, R->comm) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of the window geometry failed");
-    if (lo[0] != hi[0] || lo[1] != hi[1])
-        return kp_error(KP_ERR_PARAM, "transport=rma: KPORT_RMA_SLOTS / KPORT_RMA_SLOT_KB differ between ranks");
+    if (lo[2] < -1)
+        return kp_error(KP_ERR_PARAM, "KPORT_RMA_ATTACH_KB must be -1 (never) or 0..1048576 (KiB)");
+    if (lo[0] != hi[0] || lo[1] != hi[1] || lo[2] != hi[2])
+        return kp_error(KP_ERR_PARAM,
+                        "transport=rma: KPORT_RMA_SLOTS / KPORT_RMA_SLOT_KB / KPORT_RMA_ATTACH_KB differ between ranks");
     rma_link *L = calloc(1, sizeof(*L));
     if (!L)
         return kp_error(KP_ERR_NOMEM, "out of memory for transport=rma state");
     for (int j = 0; j < KP_RAILS_MAX; j++)
         L->win[j] = L->dwin[j] = MPI_WIN_NULL;
     L->P = P;
+    L->attach_bytes = kb < 0 ? INT64_MAX : (int64_t)kb * 1024;
     L->rails = rails;
     L->nslots = nslots;
     L->sb = sb;
@@ -387,19 +400,11 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
  * address, its left neighbour puts into it): if creating fails or the
  * probe does not arrive, L->dyn stays 0 on every rank and every message
  * takes the staging path (KPORT_VERBOSE says so). Collective. */
-static int link_dynamic(kp_rma *R, rma_link *L)
+static int link_dynamic(kp_rma *R, rma_link *L, int rma_path)
 {
     const int P = R->P;
-    const int kb = env_int("KPORT_RMA_ATTACH_KB", KP_RMA_ATTACH_KB_DEFAULT, 0, 1 << 20);
-    if (kb < 0)
-        return kp_error(KP_ERR_PARAM, "KPORT_RMA_ATTACH_KB must be 0..1048576 (KiB)");
-    int64_t mine = kb, lo, hi;
-    if (MPI_Allreduce(&mine, &lo, 1, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(&mine, &hi, 1, MPI_INT64_T, MPI_MAX, R->comm) != MPI_SUCCESS)
-        return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of KPORT_RMA_ATTACH_KB failed");
-    if (lo != hi)
-        return kp_error(KP_ERR_PARAM, "transport=rma: KPORT_RMA_ATTACH_KB differs between ranks");
-    L->attach_bytes = (int64_t)kb * 1024;
+    if (rma_path == KP_RMA_PATH_AUTO && L->attach_bytes == INT64_MAX)
+        return KP_SUCCESS; /* auto never attaches: no dynamic windows until a plan forces attach */
     L->att = calloc(KP_RMA_ATT, sizeof(*L->att));
     L->dsent = calloc(7 * (size_t)P, sizeof(int64_t));
     if (!L->att || !L->dsent)
@@ -511,7 +516,7 @@ int kp_rma_ready(kp_comm *c, int rails, int rma_path)
     if (!c->rma->link[rails])
         rc = link_create(c->rma, rails, &c->rma->link[rails]);
     rma_link *L = c->rma->link[rails];
-    if (!rc && rma_path != KP_RMA_PATH_STAGING && !L->att && (rc = link_dynamic(c->rma, L))) {
+    if (!rc && rma_path != KP_RMA_PATH_STAGING && !L->att && (rc = link_dynamic(c->rma, L, rma_path))) {
         /* collective failure (bad KPORT_RMA_ATTACH_KB, no memory): no attach path */
         free(L->att);
         L->att = NULL;
