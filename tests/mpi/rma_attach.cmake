@@ -24,3 +24,21 @@ else()
   kport_emu_test(rma_attach_emu_allgather_n1_p2 2 "KPORT_NODE_SIZE=1" $<TARGET_FILE:test_allgather> -n 10 -a
     smp_bruck:${KPORT_RMA_AS},smp_direct:${KPORT_RMA_A})
 endif()
+# kport-bench rma --notify: every variant this MPI can run, validated; the ones that
+# poll memory refused where a put needs the target's progress (MPICH: they would hang)
+if(Python3_Interpreter_FOUND)
+  if(KPORT_MPI_FLAVOR STREQUAL "openmpi")
+    kport_bench_json_test(rma_bench_notify_p2 2 --expect coll=rma --keys median_us,min_us --records 52
+      -- ${KPORT_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${KPORT_MPIEXEC_FLAGS} $<TARGET_FILE:kport-bench> rma
+      -c -m 8:1K -i 5 -x 1 -R 1 --notify acc,put,fao,accl --format json)
+  else()
+    kport_bench_json_test(rma_bench_notify_p2 2 --expect coll=rma --keys median_us,min_us --records 34
+      -- ${KPORT_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 ${KPORT_MPIEXEC_FLAGS} $<TARGET_FILE:kport-bench> rma
+      -c -m 8:1K -i 5 -x 1 -R 1 --notify acc,fao --format json)
+    kport_mpi_test(rma_bench_notify_refused 2 $<TARGET_FILE:kport-bench> rma --notify put)
+    set_tests_properties(rma_bench_notify_refused PROPERTIES
+      PASS_REGULAR_EXPRESSION "--notify put polls memory: it needs Open MPI's shared windows")
+  endif()
+endif()
+kport_mpi_test(rma_bench_bad_notify 2 $<TARGET_FILE:kport-bench> rma --notify acc,flag)
+set_tests_properties(rma_bench_bad_notify PROPERTIES PASS_REGULAR_EXPRESSION "bad --notify \"acc,flag\"")
