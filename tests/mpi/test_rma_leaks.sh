@@ -39,8 +39,11 @@ run() {
 leaked() { awk '/SUMMARY: AddressSanitizer: [0-9]+ byte\(s\) leaked/ {n += $3} END {print n + 0}' "$tmp/$1.out"; }
 envs=()
 run native "$@"
-envs=(LD_PRELOAD="$preload" KPORT_VERBOSE=1 KPORT_COLD_CALLS=0 KPORT_ALLGATHER=ring:transport=rma
-      KPORT_GATHER=binomial:transport=rma,rails=2,stripe_kb=1 KPORT_ALLTOALL=pairwise:transport=rma,rails=2,stripe_kb=1
+# all-gather and gather over the attach path (dynamic windows, receive buffers attached
+# and detached with the communicator), all-to-all over staging
+envs=(LD_PRELOAD="$preload" KPORT_VERBOSE=1 KPORT_COLD_CALLS=0 KPORT_ALLGATHER=ring:transport=rma,rma_path=attach
+      KPORT_GATHER=binomial:transport=rma,rails=2,stripe_kb=1,rma_path=attach
+      KPORT_ALLTOALL=pairwise:transport=rma,rails=2,stripe_kb=1,rma_path=staging
       KPORT_BARRIER=dissemination:transport=rma)
 run kport "$@"
 for f in MPI_Allgather MPI_Gather MPI_Alltoall MPI_Barrier; do
