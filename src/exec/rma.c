@@ -115,14 +115,12 @@
 #define MBOX (CTRL / 8) /* mailbox entries per peer: addresses of direct receives */
 #define CDISP(L, kind, peer) (((MPI_Aint)(kind) * (L)->P + (peer)) * CTRL)
 /* rma_path=auto: messages of at least this many KiB go straight into the
- * receive buffer, -1: none (KPORT_RMA_ATTACH_KB overrides; measured in
- * docs/PERFORMANCE.md, "One-sided transport": under Open MPI attach wins
- * from 16-32 KiB, under MPICH 4.0 never) */
-#ifdef OPEN_MPI
-#define KP_RMA_ATTACH_KB_DEFAULT 32
-#else
+ * receive buffer, -1: none (KPORT_RMA_ATTACH_KB overrides). Measured in
+ * docs/PERFORMANCE.md, "One-sided transport": on one node attach does not
+ * win robustly under Open MPI (ahead at 32-128 KiB under heavy load, behind
+ * or even on a quieter machine, behind for bruck) and loses at every size
+ * under MPICH 4.0, so auto stays on staging. */
 #define KP_RMA_ATTACH_KB_DEFAULT (-1)
-#endif
 
 typedef struct rma_msg {
     char *p;         /* the message's bytes in this rank's buffers */
@@ -808,6 +806,13 @@ static int recv_direct(kp_rma *R, rma_link *L, rma_msg *m, int *moved)
         L->dposted[s]++;
         L->flags[s] |= F_PUBLISHED;
         *moved = 1;
+    }
+    if (L->darrived[s] <= m->dseq && L->putflag) {
+        /* the data comes through the dynamic window (Open MPI: osc/rdma), whose
+         * large puts move in MPI's progress at this end too: polling memory
+         * alone left 1 MiB messages waiting for milliseconds */
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, R->comm, &flag, MPI_STATUS_IGNORE);
     }
     if (L->darrived[s] <= m->dseq &&
         ((rc = read_ctrl(R, L, CDISP(L, C_DARRIVED, s), &L->darrived[s])) || L->darrived[s] <= m->dseq))
