@@ -42,3 +42,8 @@ if(Python3_Interpreter_FOUND)
 endif()
 kport_mpi_test(rma_bench_bad_notify 2 $<TARGET_FILE:kport-bench> rma --notify acc,flag)
 set_tests_properties(rma_bench_bad_notify PROPERTIES PASS_REGULAR_EXPRESSION "bad --notify \"acc,flag\"")
+# rma_path: a bad value, and the parameter without transport=rma, refused with the reason
+kport_mpi_test(rma_bad_path 2 $<TARGET_FILE:kport-bench> allgather -m 8 -i 2 -a "ring:transport=rma,rma_path=foo")
+set_tests_properties(rma_bad_path PROPERTIES PASS_REGULAR_EXPRESSION "rma_path=\"foo\" must be staging, attach or auto")
+kport_mpi_test(rma_path_without_rma 2 $<TARGET_FILE:kport-bench> allgather -m 8 -i 2 -a "ring:rma_path=attach")
+set_tests_properties(rma_path_without_rma PROPERTIES PASS_REGULAR_EXPRESSION "rails, stripe_kb and rma_path apply to transport=rma only")
