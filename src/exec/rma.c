@@ -116,11 +116,15 @@
 #define CDISP(L, kind, peer) (((MPI_Aint)(kind) * (L)->P + (peer)) * CTRL)
 /* rma_path=auto: messages of at least this many KiB go straight into the
  * receive buffer, -1: none (KPORT_RMA_ATTACH_KB overrides). Measured in
- * docs/PERFORMANCE.md, "One-sided transport": on one node attach does not
- * win robustly under Open MPI (ahead at 32-128 KiB under heavy load, behind
- * or even on a quieter machine, behind for bruck) and loses at every size
- * under MPICH 4.0, so auto stays on staging. */
+ * docs/PERFORMANCE.md, "One-sided transport": under Open MPI attach is
+ * even at 8 KiB and 0.41-0.74x of staging from 16 KiB for ring-like
+ * algorithms (bruck loses 1.1-1.6x); under MPICH 4.0 it loses at every
+ * size. */
+#ifdef OPEN_MPI
+#define KP_RMA_ATTACH_KB_DEFAULT 16
+#else
 #define KP_RMA_ATTACH_KB_DEFAULT (-1)
+#endif
 
 typedef struct rma_msg {
     char *p;         /* the message's bytes in this rank's buffers */
