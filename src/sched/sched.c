@@ -249,6 +249,18 @@ unsigned kp_sched_shm_use(const kp_sched *s)
     return use;
 }
 
+typedef struct layout_pair {
+    int id, rank;
+} layout_pair;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const layout_pair *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
 int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
 {
     memset(L, 0, sizeof(*L));
@@ -262,14 +274,37 @@ int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
         kp_layout_free(L);
         return -1;
     }
-    /* number nodes in order of their lowest rank */
-    for (int r = 0; r < P; r++) {
-        int n = -1;
-        for (int q = 0; q < r && n < 0; q++)
-            if (node_id[q] == node_id[r])
-                n = L->node_of[q];
-        L->node_of[r] = n >= 0 ? n : L->nnodes++;
+    /* number nodes in order of their lowest rank: group equal ids by
+     * sorting (id, rank) pairs, O(P log P) (a scan of the earlier ranks per
+     * rank is quadratic: minutes at a million ranks) */
+    int *grp = malloc((size_t)P * sizeof(int)), *num = malloc((size_t)P * sizeof(int));
+    layout_pair *pr = malloc((size_t)P * sizeof(layout_pair));
+    if (!grp || !num || !pr) {
+        free(grp);
+        free(num);
+        free(pr);
+        kp_layout_free(L);
+        return -1;
     }
+    for (int r = 0; r < P; r++)
+        pr[r] = (layout_pair){node_id[r], r};
+    qsort(pr, (size_t)P, sizeof(*pr), cmp_pair);
+    int ngroups = 0;
+    for (int i = 0; i < P; i++) {
+        if (i > 0 && pr[i].id != pr[i - 1].id)
+            ngroups++;
+        grp[pr[i].rank] = ngroups; /* groups numbered by id */
+    }
+    for (int g = 0; g <= ngroups && g < P; g++)
+        num[g] = -1;
+    for (int r = 0; r < P; r++) { /* renumbered by lowest rank */
+        if (num[grp[r]] < 0)
+            num[grp[r]] = L->nnodes++;
+        L->node_of[r] = num[grp[r]];
+    }
+    free(grp);
+    free(num);
+    free(pr);
     for (int r = 0; r < P; r++)
         L->node_start[L->node_of[r] + 1]++;
     for (int n = 0; n < L->nnodes; n++)
