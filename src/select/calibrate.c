@@ -21,9 +21,18 @@
  *               all-gather and all-to-all do; alone it costs less)
  *   peer_write  process_vm_writev of s bytes into it, one writer,
  * each at three sizes: KP_CAL_S1 and KP_CAL_S2 fitted as fixed + per byte
- * (the median of KP_CAL_REPS repetitions), and KP_CAL_S3 for the slope
- * above KP_CAL_S2 (large_per_byte; the median of KP_CAL_REPS3): data that
- * no longer fits the caches, where single-copy reads lose to two copies. Local rank 0 publishes the results in
+ * (the median of KP_CAL_REPS repetitions); the single-copy reads and
+ * writes also at KP_CAL_S3 (512 KiB, the median of KP_CAL_REPS3) for their
+ * slope above KP_CAL_S2 (large_per_byte): a process_vm_readv of 1 MiB costs
+ * about twice per byte what one of 32 KiB does (0.105 against 0.051 ns/B
+ * here), and with one slope the model chose single-copy reads for gathers
+ * and all-gathers of 128 KiB-1 MiB that the two copies through the segment
+ * run 1.2-2x faster. The copies keep one slope: a two-copy gather of 1 MiB
+ * runs its copies at their 32 KiB cost per byte (63 us for two copies of
+ * 1 MiB), while this function's own copies of 1 MiB measured 2.4x that
+ * (70-85 us each, whether interleaved with the other operations or not; not
+ * explained), so a measured copy slope above 32 KiB would mislead the
+ * choice it is for. Local rank 0 publishes the results in
  * the segment; every rank of the node copies them; the values are cached
  * for the process. Every rank of the communicator then agrees on one set:
  * an allreduce (MPI_MAX: the slower node's costs) of the vector, merged
@@ -60,9 +69,9 @@
 
 #define KP_CAL_S1 256
 #define KP_CAL_S2 32768
-#define KP_CAL_S3 262144
+#define KP_CAL_S3 (512 << 10)
 #define KP_CAL_REPS 15
-#define KP_CAL_REPS3 5
+#define KP_CAL_REPS3 3
 #define KP_CAL_FLAG_REPS 200
 
 /* the vector the ranks agree on: per operation fixed, per_byte and
@@ -152,11 +161,13 @@ static void measure(kp_comm *c, int cma, double *out)
 {
     const int me = c->local;
     char *area = c->shm.data; /* half 0, unused between calls */
-    char *blk = area + 256;   /* [0, S3): rank 0's block, [S3, 2 S3): rank 1's */
-    char *priv = malloc(2 * KP_CAL_S3), *priv2 = malloc(KP_CAL_S3);
+    char *blk = area + 256;   /* [0, S2): rank 0's block, [S2, 2 S2): rank 1's */
+    /* priv: the source of the copies and of the peer's single-copy reads
+     * (KP_CAL_S3 bytes), priv2: their destination */
+    char *priv = malloc(KP_CAL_S3), *priv2 = malloc(KP_CAL_S3);
     const int ok = priv && priv2;
     if (ok) {
-        memset(priv, me + 1, 2 * KP_CAL_S3);
+        memset(priv, me + 1, KP_CAL_S3);
         memset(priv2, 0, KP_CAL_S3);
     }
     /* the peer's private buffer, for single copy: through the slots */
@@ -187,46 +198,62 @@ static void measure(kp_comm *c, int cma, double *out)
     for (int z = 0; z < 3; z++) {
         const int s = sizes[z], nrep = reps[z];
         double tin[KP_CAL_REPS], tout[KP_CAL_REPS], tmem[KP_CAL_REPS], trd[KP_CAL_REPS], twr[KP_CAL_REPS];
-        for (int i = 0; i < nrep; i++) {
+        /* each operation repeated back to back, as a benchmark's calls
+         * repeat one collective; copy_in and copy_out alternate as a
+         * two-copy call makes them; the copies at the two small sizes only */
+        for (int i = 0; i < nrep && s <= KP_CAL_S2; i++) {
             meet(area, me, step++);
             double t0 = now_ns();
             if (ok)
-                memcpy(blk + me * KP_CAL_S3, priv, (size_t)s);
+                memcpy(blk + me * KP_CAL_S2, priv, (size_t)s);
             tin[i] = now_ns() - t0;
             meet(area, me, step++);
             t0 = now_ns();
             if (ok)
-                memcpy(priv2, blk + (1 - me) * KP_CAL_S3, (size_t)s);
+                memcpy(priv2, blk + (1 - me) * KP_CAL_S2, (size_t)s);
             tout[i] = now_ns() - t0;
+        }
+        for (int i = 0; i < nrep && s <= KP_CAL_S2; i++) {
             meet(area, me, step++);
-            t0 = now_ns();
+            double t0 = now_ns();
             if (ok)
-                memcpy(priv + KP_CAL_S3, priv2, (size_t)s);
+                memcpy(priv + KP_CAL_S2, priv2, (size_t)s);
             tmem[i] = now_ns() - t0;
+        }
+        struct iovec l = {priv2, (size_t)s}, r = {(void *)(uintptr_t)peer->addr[0], (size_t)s};
+        for (int i = 0; i < nrep; i++) {
             meet(area, me, step++);
-            trd[i] = twr[i] = 0;
-            struct iovec l = {priv2, (size_t)s}, r = {(void *)(uintptr_t)peer->addr[0], (size_t)s};
+            trd[i] = 0;
             if (ok && cma) { /* both read each other at once, as the single-copy all-gather does */
-                t0 = now_ns();
+                const double t0 = now_ns();
                 process_vm_readv((pid_t)peer->pid, &l, 1, &r, 1, 0);
                 trd[i] = now_ns() - t0;
             }
+        }
+        for (int i = 0; i < nrep; i++) {
             meet(area, me, step++);
+            twr[i] = 0;
             if (me == 0 && ok && cma) { /* one writer, as a gather's sender; the peer waits */
-                t0 = now_ns();
+                const double t0 = now_ns();
                 process_vm_writev((pid_t)peer->pid, &l, 1, &r, 1, 0);
                 twr[i] = now_ns() - t0;
             }
         }
-        tt[CAL_COPY_IN][z] = median(tin, nrep);
-        tt[CAL_COPY_OUT][z] = median(tout, nrep);
-        tt[CAL_MEMCPY][z] = median(tmem, nrep);
+        if (s <= KP_CAL_S2) {
+            tt[CAL_COPY_IN][z] = median(tin, nrep);
+            tt[CAL_COPY_OUT][z] = median(tout, nrep);
+            tt[CAL_MEMCPY][z] = median(tmem, nrep);
+        }
         tt[CAL_PEER_READ][z] = median(trd, nrep);
         tt[CAL_PEER_WRITE][z] = median(twr, nrep);
     }
     meet(area, me, step++);
-    for (int k = CAL_COPY_IN; k < CAL_N; k++)
-        fit3(tt[k][0], tt[k][1], tt[k][2], &out[CAL_W * k]);
+    for (int k = CAL_COPY_IN; k < CAL_N; k++) {
+        const int big = k == CAL_PEER_READ || k == CAL_PEER_WRITE; /* measured at S3 */
+        fit3(tt[k][0], tt[k][1], big ? tt[k][2] : 0, &out[CAL_W * k]);
+        if (!big)
+            out[CAL_W * k + 2] = out[CAL_W * k + 1]; /* one slope */
+    }
     if (!cma) /* not measurable: keep the defaults (no candidate uses them) */
         for (int k = CAL_PEER_READ; k <= CAL_PEER_WRITE; k++)
             for (int w = 0; w < CAL_W; w++)
@@ -261,7 +288,7 @@ int kp_calibrate(kp_comm *c, int cma)
         PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->node);
         if (!all) {
             const double t0 = now_ns();
-            int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S3);
+            int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S2);
             if (rc)
                 return rc;
             double res[CAL_WORDS];
@@ -271,9 +298,9 @@ int kp_calibrate(kp_comm *c, int cma)
             if (c->local < 2)
                 measure(c, paircma, res);
             if (c->local == 0) /* publish for the node, after the data blocks */
-                memcpy(c->shm.data + 256 + 2 * KP_CAL_S3 - sizeof(res), res, sizeof(res));
+                memcpy(c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), res, sizeof(res));
             PMPI_Barrier(c->node);
-            memcpy(cal.v, c->shm.data + 256 + 2 * KP_CAL_S3 - sizeof(res), sizeof(res));
+            memcpy(cal.v, c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), sizeof(res));
             PMPI_Barrier(c->node); /* read before the segment's next use */
             cal.have = 1;
             cal.cost_ns = now_ns() - t0;
@@ -300,7 +327,7 @@ int kp_calibrate(kp_comm *c, int cma)
     kp_linear *f[CAL_N] = {&mc->flag, &mc->copy_in, &mc->copy_out, &mc->memcpy_, &mc->peer_read, &mc->peer_write};
     for (int k = 0; k < CAL_N; k++) {
         const double *w = &agreed[CAL_W * k];
-        *f[k] = (kp_linear){.fixed = w[0], .per_byte = w[1], .large_from = k == CAL_FLAG ? 0 : KP_CAL_S2,
+        *f[k] = (kp_linear){.fixed = w[0], .per_byte = w[1], .large_from = k == CAL_PEER_READ || k == CAL_PEER_WRITE ? KP_CAL_S2 : 0,
                             .large_per_byte = w[2]};
     }
     mc->hockney_intra = mc->hockney_inter = (kp_linear){.fixed = 500, .per_byte = 0.05};
@@ -390,6 +417,7 @@ int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inpl
 {
     if (!c->calibrated || !c->mach || c->layout.nnodes != 1 || c->size < 2 || !c->layout.cma ||
         c->layout.oversub || coll == KP_COLL_BARRIER || kp_single_copy_min_set() ||
+        (coll == KP_COLL_ALLTOALL && bytes >= KP_ALLTOALL_P2P_MIN) || /* the rules' pairwise: not priced */
         bytes * c->size > kp_shm_max())
         return 0;
     return kp_model_pick(c->mach, coll, &c->layout, c->size, bytes, root, inplace, ch);
