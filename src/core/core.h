@@ -248,7 +248,6 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
 int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
 /* Thresholds of the rules (select.c), for the calibrated choice. */
 int kp_single_copy_min_set(void); /* KPORT_SINGLE_COPY_MIN given: keep the fixed rule */
-#define KP_ALLTOALL_P2P_MIN ((int64_t)1 << 20) /* one-node all-to-all blocks from here: pairwise (select.c) */
 int64_t kp_shm_max(void);
 int kp_shm_chunk_kb(void);
 

@@ -417,7 +417,6 @@ int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inpl
 {
     if (!c->calibrated || !c->mach || c->layout.nnodes != 1 || c->size < 2 || !c->layout.cma ||
         c->layout.oversub || coll == KP_COLL_BARRIER || kp_single_copy_min_set() ||
-        (coll == KP_COLL_ALLTOALL && bytes >= KP_ALLTOALL_P2P_MIN) || /* the rules' pairwise: not priced */
         bytes * c->size > kp_shm_max())
         return 0;
     return kp_model_pick(c->mach, coll, &c->layout, c->size, bytes, root, inplace, ch);

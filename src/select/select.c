@@ -241,11 +241,8 @@ static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const
  * Barrier: smp (n = 2) when some node holds several ranks, else n-way
  * dissemination (n = 2). Gather: on one node shm_single_copy from
  * KPORT_SINGLE_COPY_MIN (with cross-memory attach), else smp when some node
- * holds several ranks, else binomial. All-to-all: on one node pairwise
- * from 1 MiB per block (MPI's own single-copy path for large messages: at
- * P = 2 about 165 us against 190 for shm_single_copy and 310 for shm_flat,
- * under both MPIs), below it shm_single_copy from KPORT_SINGLE_COPY_MIN,
- * else shm_flat; on several
+ * holds several ranks, else binomial. All-to-all: on one node
+ * shm_single_copy from KPORT_SINGLE_COPY_MIN, else shm_flat; on several
  * nodes Bruck up to 256 B per block (P > 2), pairwise above.
  */
 static void auto_allgather(const kp_layout *L, int P, int64_t bytes, kp_choice *ch)
@@ -308,10 +305,7 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
             pick(ch, coll, "binomial", none, "P=%d, bytes=%lld", P, (long long)bytes);
         break;
     default:
-        if (L && L->nnodes == 1 && P > 1 && bytes >= KP_ALLTOALL_P2P_MIN)
-            pick(ch, coll, "pairwise", none, "one node, bytes=%lld >= 1 MiB: MPI's own single-copy path",
-                 (long long)bytes);
-        else if (L && L->nnodes == 1 && P > 1 && L->cma && !L->oversub && bytes >= st.single_copy_min[coll])
+        if (L && L->nnodes == 1 && P > 1 && L->cma && !L->oversub && bytes >= st.single_copy_min[coll])
             pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
                  (long long)bytes, (long long)st.single_copy_min[coll]);
         else if (L && L->nnodes == 1 && P > 1 && bytes * P <= st.shm_max)
