@@ -23,6 +23,9 @@
 #   BENCH_FANOUT_NP   ranks of the Open MPI fan-out run beyond P = 2 (default 8; 2: none)
 #   BENCH_FANOUT_ARGS kport-bench fanout options (default: -m 8,1K,64K)
 #   BENCH_PLOT        0: no figures (default 1; kport-plot needs python3-matplotlib)
+#   BENCH_RECHECK     0: do not measure the machine again at the end (default 1:
+#                     loggp again, a warning when flag, copy or p2p costs moved by
+#                     more than 25 % during the run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${BENCH_NP:-2}
@@ -101,6 +104,41 @@ echo
 echo "# kport-bench at P=$np, $(date -u +%Y-%m-%d), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg):"
 echo "# median latency (us) per call, each cell 'median (ratio to the better native MPI of the same size)'"
 python3 scripts/bench_report.py "${files[@]}" "${fan[@]}"
+# The machine again, after the collectives: on a virtual machine whose cores
+# change speed for minutes at a time, parameters measured in one phase
+# predict medians measured in another 2-3x off (docs/PERFORMANCE.md, "Three
+# make bench runs"); say so when the two measurements disagree.
+if [[ " $colls " == *" allgather "* ]] && [ "${BENCH_RECHECK:-1}" != 0 ]; then
+    for mpi in $mpis; do
+        if [ "$mpi" = ompi ]; then
+            run=(mpirun.openmpi -np 2 --oversubscribe --bind-to none) bin=${BENCH_BUILD_OMPI:-build/ompi}/kport-bench
+        else
+            run=(mpiexec.mpich -n 2) bin=${BENCH_BUILD_MPICH:-build/mpich}/kport-bench
+        fi
+        after="$out/params-$mpi-after.json"
+        echo "== loggp again, $mpi, P=2: ${run[*]} $bin loggp -o $after" >&2
+        # shellcheck disable=SC2086
+        "${run[@]}" "$bin" loggp -o "$after" ${BENCH_LOGGP_ARGS:-} > /dev/null || continue
+        python3 - "$(params "$mpi")" "$after" "$mpi" <<'PY' || true
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+def one_way(p):  # the smallest message: o_s + L + o_r of the first intra piece
+    x = p["p2p"]["intra"]["pieces"][0]
+    return x["o_s"] + x["L"] + x["o_r"]
+keys = [("flag", lambda p: p["shm"]["flag"]["fixed"]),
+        ("copy_in per byte", lambda p: p["shm"]["copy_in"]["per_byte"]),
+        ("p2p one-way", one_way)]
+bad = []
+for name, f in keys:
+    x, y = f(a), f(b)
+    if min(x, y) > 0 and max(x, y) / min(x, y) > 1.25:
+        bad.append("%s %.4g -> %.4g" % (name, x, y))
+if bad:
+    print("bench: %s: the machine's parameters moved during this run (%s): the predictions below "
+          "compare one machine state with another" % (sys.argv[3], ", ".join(bad)))
+PY
+    done
+fi
 if [ -f scripts/predict_report.py ] && [[ " $colls " == *" allgather "* ]]; then
     # the cost model against this run's all-gather medians, 8 B .. 64 KiB
     # (parameters measured above, in the same run)
