@@ -4,6 +4,7 @@
  */
 #include "model/json.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -487,4 +488,45 @@ const char *kp_json_type_name(int type)
     case KP_JSON_OBJECT: return "an object";
     default: return "?";
     }
+}
+
+int kp_json_read_file(const char *path, size_t max, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return KP_READ_OPEN;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : KP_READ_NOMEM;
+    while (!rc) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) {
+            if (ferror(f))
+                rc = KP_READ_IO;
+            break;
+        }
+        if (max > 0 && cap >= max) {
+            rc = KP_READ_BIG;
+            break;
+        }
+        char *p = realloc(buf, cap * 2);
+        if (!p) {
+            rc = KP_READ_NOMEM;
+            break;
+        }
+        buf = p;
+        cap *= 2;
+    }
+    const int e = errno; /* fclose must not change the read's errno */
+    fclose(f);
+    errno = e;
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *text = buf;
+    *len = n;
+    return 0;
 }

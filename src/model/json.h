@@ -35,5 +35,11 @@ void kp_json_free(kp_json *v);
 const kp_json *kp_json_get(const kp_json *obj, const char *key);
 /* The name of a type, for messages ("a number", "an object"). */
 const char *kp_json_type_name(int type);
+/* Read the whole file at path into a malloc'd buffer (*text, *len bytes;
+ * the caller frees it). max > 0: a file of max bytes or more is refused.
+ * Returns 0, or why not (*text NULL then): KP_READ_OPEN or KP_READ_IO with
+ * errno saying why, KP_READ_NOMEM, KP_READ_BIG (at least max bytes). */
+enum { KP_READ_OPEN = 1, KP_READ_IO, KP_READ_NOMEM, KP_READ_BIG };
+int kp_json_read_file(const char *path, size_t max, char **text, size_t *len);
 
 #endif /* KP_MODEL_JSON_H */

@@ -374,38 +374,17 @@ int kp_params_load(const char *path, kp_machine *m, char *err, int errlen)
         err[0] = '\0';
     if (!path || !m)
         return refuse(&c, NULL, "no file or no machine to fill (NULL)");
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *text;
+    size_t n;
+    switch (kp_json_read_file(path, KP_PARAMS_MAX_FILE, &text, &n)) {
+    case KP_READ_OPEN:
         return refuse(&c, NULL, "cannot open: %s", strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *text = malloc(cap);
-    int rc = KP_SUCCESS;
-    while (text) {
-        size_t got = fread(text + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        if (cap >= KP_PARAMS_MAX_FILE) {
-            rc = refuse(&c, NULL, "larger than %d bytes: not a parameter file", KP_PARAMS_MAX_FILE);
-            break;
-        }
-        char *t = realloc(text, cap * 2);
-        if (!t) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = t;
-        cap *= 2;
-    }
-    if (!rc && !text)
-        rc = refuse(&c, NULL, "out of memory reading it");
-    if (!rc && ferror(f))
-        rc = refuse(&c, NULL, "cannot read: %s", strerror(errno));
-    fclose(f);
-    if (rc) {
-        free(text);
-        return rc;
+    case KP_READ_IO:
+        return refuse(&c, NULL, "cannot read: %s", strerror(errno));
+    case KP_READ_NOMEM:
+        return refuse(&c, NULL, "out of memory reading it");
+    case KP_READ_BIG:
+        return refuse(&c, NULL, "larger than %d bytes: not a parameter file", KP_PARAMS_MAX_FILE);
     }
     char jerr[256];
     kp_json *root = kp_json_parse(text, n, jerr, sizeof jerr);
@@ -414,7 +393,7 @@ int kp_params_load(const char *path, kp_machine *m, char *err, int errlen)
         return refuse(&c, NULL, "malformed JSON: %s", jerr);
     kp_machine tmp;
     kp_params_init(&tmp);
-    rc = load_tree(&c, root, &tmp);
+    int rc = load_tree(&c, root, &tmp);
     kp_json_free(root);
     if (!rc)
         *m = tmp;

@@ -34,6 +34,7 @@
 #include "core/core.h"
 #include "model/json.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,19 +81,16 @@ void kp_rma_params_default(kp_win w)
 
 int kp_rma_params_load(kp_win w, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *text;
+    size_t got;
+    switch (kp_json_read_file(path, 0, &text, &got)) {
+    case KP_READ_OPEN:
         return kp_error(KP_ERR_PARAM, "%s: cannot open (KPORT_PARAMS)", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    if (!text) {
-        fclose(f);
+    case KP_READ_IO:
+        return kp_error(KP_ERR_PARAM, "%s: cannot read (KPORT_PARAMS): %s", path, strerror(errno));
+    case KP_READ_NOMEM:
         return kp_error(KP_ERR_NOMEM, "%s: out of memory", path);
     }
-    size_t got = fread(text, 1, (size_t)len, f);
-    fclose(f);
     char err[256];
     kp_json *root = kp_json_parse(text, got, err, sizeof(err));
     free(text);

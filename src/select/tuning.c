@@ -250,38 +250,19 @@ int kp_tuning_read(const char *path, kp_tuning *t, char *err, int errlen)
     ctx c = {path ? path : "(null)", err, errlen};
     if (!path || !*path)
         return refuse(&c, 0, 0, NULL, "no file named");
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *text;
+    size_t n;
+    switch (kp_json_read_file(path, KP_TUNING_MAX_FILE, &text, &n)) {
+    case KP_READ_OPEN:
         return refuse(&c, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *text = malloc(cap);
-    int rc = KP_SUCCESS;
-    while (text) {
-        size_t got = fread(text + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) {
-            if (ferror(f))
-                rc = refuse(&c, 0, 0, NULL, "cannot read: %s", strerror(errno));
-            break;
-        }
-        if (cap >= KP_TUNING_MAX_FILE) {
-            rc = refuse(&c, 0, 0, NULL, "larger than %d bytes: not a tuning file", KP_TUNING_MAX_FILE);
-            break;
-        }
-        char *p = realloc(text, cap * 2);
-        if (!p) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        text = p;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!text)
+    case KP_READ_IO:
+        return refuse(&c, 0, 0, NULL, "cannot read: %s", strerror(errno));
+    case KP_READ_NOMEM:
         return refuse(&c, 0, 0, NULL, "out of memory reading the file");
-    if (!rc)
-        rc = kp_tuning_parse(text, n, path, t, err, errlen);
+    case KP_READ_BIG:
+        return refuse(&c, 0, 0, NULL, "larger than %d bytes: not a tuning file", KP_TUNING_MAX_FILE);
+    }
+    int rc = kp_tuning_parse(text, n, path, t, err, errlen);
     free(text);
     return rc;
 }

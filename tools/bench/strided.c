@@ -514,14 +514,13 @@ static int calibrate(const opts *o)
                d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, rma);
         if (o->out) {
             kp_json *root = NULL;
-            FILE *f = fopen(o->out, "rb");
-            if (f) {
-                fseek(f, 0, SEEK_END);
-                long len = ftell(f);
-                fseek(f, 0, SEEK_SET);
-                char *text = malloc((size_t)len + 1);
-                size_t got = fread(text, 1, (size_t)len, f);
-                fclose(f);
+            char *text;
+            size_t got;
+            const int rd = kp_json_read_file(o->out, 0, &text, &got);
+            if (rd && rd != KP_READ_OPEN) { /* a file that is not there yet is written */
+                fprintf(stderr, "kport-bench strided: cannot read %s; not written\n", o->out);
+                rc = 1;
+            } else if (!rd) {
                 char err[256];
                 root = kp_json_parse(text, got, err, sizeof(err));
                 free(text);
