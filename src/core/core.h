@@ -235,6 +235,11 @@ typedef struct kp_choice {
  * KPORT_VERBOSE). Returns KP_ERR_PARAM (with message) on a bad variable. */
 int kp_settings_load(void);
 int kp_verbose(void);
+/* An integer environment variable the transports read when they set up:
+ * def when unset or empty, KP_ENV_BAD when it is not an integer in lo..hi
+ * (lo >= -1, so the two never meet); the caller reports it. */
+#define KP_ENV_BAD (-2)
+int kp_env_int(const char *name, int def, int lo, int hi);
 int kp_fallback_policy(void);
 /* The forced choice for coll, if any (algo NULL = auto). */
 int kp_select_forced(int coll, kp_choice *ch);

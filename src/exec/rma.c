@@ -211,18 +211,6 @@ int kp_rma_live_windows(void)
     return live_windows;
 }
 
-static int env_int(const char *name, int def, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return def;
-    char *end;
-    long v = strtol(e, &end, 10);
-    if (*end || v < lo || v > hi)
-        return -2;
-    return (int)v;
-}
-
 static void link_free(rma_link *L)
 {
     if (!L)
@@ -273,8 +261,8 @@ void kp_rma_release(kp_comm *c)
 static int link_create(kp_rma *R, int rails, rma_link **out)
 {
     const int P = R->P;
-    const int nslots = env_int("KPORT_RMA_SLOTS", 4, 1, 1024);
-    const int slot_kb = env_int("KPORT_RMA_SLOT_KB", -1, 0, 65536);
+    const int nslots = kp_env_int("KPORT_RMA_SLOTS", 4, 1, 1024);
+    const int slot_kb = kp_env_int("KPORT_RMA_SLOT_KB", -1, 0, 65536);
     if (nslots < 0 || slot_kb < -1)
         return kp_error(KP_ERR_PARAM, "KPORT_RMA_SLOTS must be 1..1024 and KPORT_RMA_SLOT_KB 0..65536 "
                                       "(0: 64-byte slots, for tests)");
@@ -286,7 +274,7 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
         sb = 64;
     /* rma_path=auto's threshold (KiB, -1: never) */
     const char *ev = getenv("KPORT_RMA_ATTACH_KB");
-    const int kb = ev && !strcmp(ev, "-1") ? -1 : env_int("KPORT_RMA_ATTACH_KB", KP_RMA_ATTACH_KB_DEFAULT, 0, 1 << 20);
+    const int kb = ev && !strcmp(ev, "-1") ? -1 : kp_env_int("KPORT_RMA_ATTACH_KB", KP_RMA_ATTACH_KB_DEFAULT, 0, 1 << 20);
     /* the geometry must be the same everywhere, or the protocol breaks */
     int64_t mine[3] = {nslots, sb, kb}, lo[3], hi[3];
     if (MPI_Allreduce(mine, lo, 3, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
@@ -325,9 +313,9 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
      * the header); the same answer everywhere, as MPI_Comm_split_type is */
     int shared = 0;
 #ifdef OPEN_MPI
-    const int want_shared = env_int("KPORT_RMA_SHARED", 1, 0, 1);
+    const int want_shared = kp_env_int("KPORT_RMA_SHARED", 1, 0, 1);
 #else
-    const int want_shared = env_int("KPORT_RMA_SHARED", 0, 0, 1);
+    const int want_shared = kp_env_int("KPORT_RMA_SHARED", 0, 0, 1);
 #endif
     if (want_shared < 0) {
         link_free(L);
@@ -425,9 +413,9 @@ static int link_dynamic(kp_rma *R, rma_link *L, int rma_path)
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
 #ifdef OPEN_MPI
-    const int want0 = env_int("KPORT_RMA_DYNAMIC", P == world, 0, 1);
+    const int want0 = kp_env_int("KPORT_RMA_DYNAMIC", P == world, 0, 1);
 #else
-    const int want0 = env_int("KPORT_RMA_DYNAMIC", 1, 0, 1);
+    const int want0 = kp_env_int("KPORT_RMA_DYNAMIC", 1, 0, 1);
 #endif
     int want = want0 < 0 ? 0 : want0;
     if (MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)

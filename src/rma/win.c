@@ -25,18 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int env_int(const char *name, int def, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return def;
-    char *end;
-    long v = strtol(e, &end, 10);
-    if (*end || v < lo || v > hi)
-        return -1;
-    return (int)v;
-}
-
 static void win_release(kp_win w)
 {
     if (!w)
@@ -63,8 +51,8 @@ static void win_release(kp_win w)
 static int win_setup(kp_win w, MPI_Aint mysize)
 {
     int rc = KP_SUCCESS;
-    int slots = env_int("KPORT_STRIDED_SLOTS", 8, 1, 1 << 16);
-    int slot_kb = env_int("KPORT_STRIDED_SLOT_KB", 64, 0, 1 << 20);
+    int slots = kp_env_int("KPORT_STRIDED_SLOTS", 8, 1, 1 << 16);
+    int slot_kb = kp_env_int("KPORT_STRIDED_SLOT_KB", 64, 0, 1 << 20);
     if (slots < 0 || slot_kb < 0)
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SLOTS must be 1..65536 and KPORT_STRIDED_SLOT_KB 0..1048576 "
                                       "(0: 64-byte slots, for tests)");

@@ -47,6 +47,18 @@ static struct {
 
 static _Thread_local char last_algo[KP_COLL_COUNT][128]; /* a plan's name */
 
+int kp_env_int(const char *name, int def, int lo, int hi)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return def;
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (*end || v < lo || v > hi)
+        return KP_ENV_BAD;
+    return (int)v;
+}
+
 /* an integer environment variable in 0..max: 1 read, 0 unset, -1 invalid
  * (recorded as the settings' error) */
 static int env_count(const char *name, int64_t max, int64_t *out)
