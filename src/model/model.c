@@ -145,18 +145,8 @@ static double copy_cost(const mctx *c, const kp_sched *s, const kp_op *op)
     const kp_machine *m = c->m;
     switch (op->kind) {
     case KP_OP_COPY: {
-        kp_region a = op->u.copy.src, b = op->u.copy.dst;
-        if (s->inplace) { /* the send buffer aliases the receive buffer */
-            if (a.buf == KP_BUF_SEND) {
-                a.buf = KP_BUF_RECV;
-                a.off += kp_sched_inplace_offset(s);
-            }
-            if (b.buf == KP_BUF_SEND) {
-                b.buf = KP_BUF_RECV;
-                b.off += kp_sched_inplace_offset(s);
-            }
-        }
-        if (a.buf == b.buf && a.off == b.off)
+        const kp_region a = op->u.copy.src, b = op->u.copy.dst;
+        if (kp_sched_copy_is_noop(s, op))
             return 0.0;
         if (shared_buf(a.buf))
             return lin(&m->copy_out, a.len);

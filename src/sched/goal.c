@@ -21,24 +21,6 @@
 
 #include <inttypes.h>
 
-/* where a region really is: with MPI_IN_PLACE the send buffer aliases the
- * receive buffer at the rank's own block */
-static kp_region resolve(const kp_sched *s, kp_region r)
-{
-    if (s->inplace && r.buf == KP_BUF_SEND) {
-        r.buf = KP_BUF_RECV;
-        r.off += kp_sched_inplace_offset(s);
-    }
-    return r;
-}
-
-/* a copy the executor skips (source and destination are the same bytes) */
-static int noop_copy(const kp_sched *s, const kp_op *op)
-{
-    kp_region a = resolve(s, op->u.copy.src), b = resolve(s, op->u.copy.dst);
-    return a.buf == b.buf && a.off == b.off;
-}
-
 static void rank_goal(const kp_sched *s, FILE *out)
 {
     fprintf(out, "rank %d {\n", s->rank);
@@ -49,7 +31,7 @@ static void rank_goal(const kp_sched *s, FILE *out)
             end++;
         for (int j = i; j < end; j++) {
             const kp_op *op = &s->ops[j];
-            if (op->kind == KP_OP_COPY && noop_copy(s, op))
+            if (kp_sched_copy_is_noop(s, op))
                 continue;
             if (op->kind == KP_OP_SEND)
                 fprintf(out, "l%d: send %" PRId64 "b to %d tag 0\n", label, op->u.send.src.len, op->u.send.peer);

@@ -48,6 +48,25 @@ int64_t kp_sched_inplace_offset(const kp_sched *s)
     return s->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)s->rank * s->bytes;
 }
 
+/* where a region really is: with MPI_IN_PLACE the send buffer aliases the
+ * receive buffer */
+static kp_region resolve(const kp_sched *s, kp_region r)
+{
+    if (s->inplace && r.buf == KP_BUF_SEND) {
+        r.buf = KP_BUF_RECV;
+        r.off += kp_sched_inplace_offset(s);
+    }
+    return r;
+}
+
+int kp_sched_copy_is_noop(const kp_sched *s, const kp_op *op)
+{
+    if (op->kind != KP_OP_COPY)
+        return 0;
+    const kp_region a = resolve(s, op->u.copy.src), b = resolve(s, op->u.copy.dst);
+    return a.buf == b.buf && a.off == b.off;
+}
+
 void kp_sched_free(kp_sched *s)
 {
     free(s->ops);

@@ -170,6 +170,11 @@ void kp_sched_init_coll(kp_sched *s, int coll, int rank, int P, int64_t bytes, i
 int64_t kp_sched_bufsize(const kp_sched *s, int buf);
 /* Offset in the receive buffer that the send buffer aliases under MPI_IN_PLACE. */
 int64_t kp_sched_inplace_offset(const kp_sched *s);
+/* A copy the executors skip: under MPI_IN_PLACE its source and destination
+ * are the same bytes (the send buffer aliases the receive buffer at
+ * kp_sched_inplace_offset). The cost model, the simulator and the GOAL
+ * export leave such copies out as the executor does. */
+int kp_sched_copy_is_noop(const kp_sched *s, const kp_op *op);
 void kp_sched_free(kp_sched *s);
 void kp_sched_reset(kp_sched *s); /* keep storage, drop operations */
 

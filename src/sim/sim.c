@@ -907,18 +907,8 @@ static int encode(sim *s, const kp_sched *sc, uint32_t r, const kp_op *op, sop *
     case KP_OP_SEND: kind = S_SEND; peer = (uint32_t)op->u.send.peer; val = op->u.send.src.len; break;
     case KP_OP_RECV: kind = S_RECV; peer = (uint32_t)op->u.recv.peer; val = op->u.recv.dst.len; break;
     case KP_OP_COPY: {
-        kp_region a = op->u.copy.src, b = op->u.copy.dst;
-        if (sc->inplace) { /* the send buffer aliases the receive buffer */
-            if (a.buf == KP_BUF_SEND) {
-                a.buf = KP_BUF_RECV;
-                a.off += kp_sched_inplace_offset(sc);
-            }
-            if (b.buf == KP_BUF_SEND) {
-                b.buf = KP_BUF_RECV;
-                b.off += kp_sched_inplace_offset(sc);
-            }
-        }
-        if (a.buf == b.buf && a.off == b.off)
+        const kp_region a = op->u.copy.src, b = op->u.copy.dst;
+        if (kp_sched_copy_is_noop(sc, op))
             return 0; /* the executor skips it */
         kind = S_COPY;
         cls = (a.buf == KP_BUF_SHM || a.buf == KP_BUF_LINE) ? 2 : (b.buf == KP_BUF_SHM || b.buf == KP_BUF_LINE) ? 1 : 0;
