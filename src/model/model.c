@@ -47,6 +47,15 @@
  *        h_j = max(a_j, cpu, rx), cpu = h_j + o_r, rx = h_j + max(g, (s-1)*G)
  *    (the receiver's CPU and its receive gap, LogGOPSim's nextgr) and
  *    completes at h_j + o_r.
+ *  - Exchanges: when the channel's piece has a measured exchange (has_x: X
+ *    + XG*s, docs/PARAMETERS.md) and the round also sends to the sender
+ *    (the k-th receive from q pairs with the k-th send to q of the round),
+ *    the receive completes at max(h + o_r, cpu + X + XG*s - own), with
+ *    h = max(a_j, rx) and own = o_s + O*s' of the paired send (already on
+ *    the CPU clock): two idle ranks exchanging take X + XG*s, as measured,
+ *    where the rule above charges both overheads one after the other (MPI
+ *    overlaps the send's completion with the receive), and a late message
+ *    still bounds it.
  *  - A wait for post n of rank q completes at max(cpu after the local work,
  *    post time + shm.flag.fixed); it costs no CPU and does not hold up the
  *    round's receives (the executor progresses them while it spins).
@@ -213,16 +222,81 @@ typedef struct rcv {
     double a;
     int64_t s;
     int peer;
+    int op;     /* the receive's op index */
+    double own; /* an exchange's receive: the CPU cost of the paired send (o_s + O*s); -1: not an exchange */
 } rcv;
 
 static int rcv_cmp(const void *x, const void *y)
 {
     const rcv *a = x, *b = y;
-    return a->a < b->a ? -1 : a->a > b->a ? 1 : a->peer - b->peer;
+    return a->a < b->a ? -1 : a->a > b->a ? 1 : a->peer != b->peer ? a->peer - b->peer : a->op - b->op;
+}
+
+/* a send or receive of a round, to pair them by peer */
+typedef struct xop {
+    int peer, op;
+} xop;
+
+static int xop_cmp(const void *x, const void *y)
+{
+    const xop *a = x, *b = y;
+    return a->peer != b->peer ? (a->peer < b->peer ? -1 : 1) : (a->op < b->op ? -1 : a->op > b->op);
+}
+
+/* Exchanges of the round [cur, end) of rank r: the k-th receive from q pairs
+ * with the k-th send to q of the same round. Sets own of the n receives in
+ * buf (in op order) to the paired send's CPU cost, -1 when unpaired or when
+ * the channel has no measured exchange (has_x). 0, or -1 out of memory. */
+static int pair_exchanges(const mctx *c, int r, rcv *buf, int n, xop **xb, int *xcap)
+{
+    const mrank *k = &c->rk[r];
+    const kp_sched *s = k->s;
+    for (int j = 0; j < n; j++)
+        buf[j].own = -1;
+    int ns = 0;
+    for (int i = k->cur; i < k->end; i++)
+        ns += s->ops[i].kind == KP_OP_SEND;
+    if (!ns || !n)
+        return 0;
+    if (ns + n > *xcap) {
+        xop *nb = realloc(*xb, (size_t)(ns + n) * sizeof **xb);
+        if (!nb)
+            return -1;
+        *xb = nb;
+        *xcap = ns + n;
+    }
+    xop *S = *xb, *R = *xb + ns;
+    int a = 0;
+    for (int i = k->cur; i < k->end; i++)
+        if (s->ops[i].kind == KP_OP_SEND)
+            S[a++] = (xop){s->ops[i].u.send.peer, i};
+    for (int j = 0; j < n; j++)
+        R[j] = (xop){buf[j].peer, j};
+    qsort(S, (size_t)ns, sizeof *S, xop_cmp);
+    qsort(R, (size_t)n, sizeof *R, xop_cmp);
+    for (int i = 0, j = 0; i < ns && j < n;) {
+        if (S[i].peer != R[j].peer) {
+            if (S[i].peer < R[j].peer)
+                i++;
+            else
+                j++;
+            continue;
+        }
+        rcv *m = &buf[R[j].op];
+        const kp_loggp *pr = kp_channel_piece(channel(c, m->peer, r), m->s);
+        if (pr->has_x) {
+            const int64_t ss = s->ops[S[i].op].u.send.src.len;
+            const kp_loggp *ps = kp_channel_piece(channel(c, r, m->peer), ss);
+            m->own = ps->o_s + ps->O * (double)ss;
+        }
+        i++;
+        j++;
+    }
+    return 0;
 }
 
 /* 1 when the round completed */
-static int try_complete(mctx *c, int r, rcv **buf, int *cap)
+static int try_complete(mctx *c, int r, rcv **buf, int *cap, xop **xb, int *xcap)
 {
     mrank *k = &c->rk[r];
     const kp_sched *s = k->s;
@@ -273,13 +347,15 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap)
                 end = done;
         } else if (op->kind == KP_OP_RECV) {
             const mrank *q = &c->rk[op->u.recv.peer];
-            (*buf)[n++] = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer};
+            (*buf)[n++] = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1};
         } else if (op->kind == KP_OP_WAIT) {
             const double w = c->rk[op->u.wait.peer].post[op->u.wait.n - 1] + c->m->flag.fixed;
             if (w > end)
                 end = w;
         }
     }
+    if (!c->hockney && pair_exchanges(c, r, *buf, n, xb, xcap))
+        return -1;
     if (n > 1)
         qsort(*buf, (size_t)n, sizeof **buf, rcv_cmp);
     for (int j = 0; j < n; j++) {
@@ -292,11 +368,21 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap)
         }
         const kp_loggp *p = kp_channel_piece(channel(c, m->peer, r), m->s);
         double h = m->a;
-        if (k->cpu > h)
-            h = k->cpu;
         if (k->rx > h)
             h = k->rx;
-        k->cpu = h + p->o_r;
+        if (m->own >= 0) {
+            /* an exchange: the receive completes once the message is in
+             * (h + o_r) and once the measured exchange's time has passed
+             * since the paired send began (X + XG*s, less the send's own
+             * CPU cost already on the clock) */
+            const double rest = p->X + p->XG * (double)m->s - m->own;
+            const double x = k->cpu + (rest > 0 ? rest : 0.0);
+            k->cpu = h + p->o_r > x ? h + p->o_r : x;
+        } else {
+            if (k->cpu > h)
+                h = k->cpu;
+            k->cpu = h + p->o_r;
+        }
         const double gap = gap_bytes(p, m->s);
         k->rx = h + (p->g > gap ? p->g : gap);
         if (k->cpu > end)
@@ -422,7 +508,8 @@ static int walk(mctx *c, double *times)
         }
     }
     rcv *buf = NULL;
-    int cap = 0, nfinished = 0, rc = KP_SUCCESS;
+    xop *xb = NULL;
+    int cap = 0, xcap = 0, nfinished = 0, rc = KP_SUCCESS;
     for (int r = 0; r < P; r++)
         nfinished += c->rk[r].finished;
     while (nfinished < P) {
@@ -434,7 +521,7 @@ static int walk(mctx *c, double *times)
                     start_round(c, r);
                     progress = 1;
                 }
-                int d = try_complete(c, r, &buf, &cap);
+                int d = try_complete(c, r, &buf, &cap, &xb, &xcap);
                 if (d < 0) {
                     rc = fail(c, KP_ERR_NOMEM, "out of memory");
                     goto out;
@@ -461,6 +548,7 @@ static int walk(mctx *c, double *times)
         times[r] = c->rk[r].done;
 out:
     free(buf);
+    free(xb);
     return rc;
 }
 

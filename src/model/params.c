@@ -87,6 +87,15 @@ static int check_channel(const ctx *c, const char *name, const kp_channel *ch)
         }
         /* L may be negative (overheads that overlap the transfer), never
          * below -(o_s + o_r): one message's time o_s + L + o_r is >= 0 */
+        if (p->has_x) {
+            int rc;
+            snprintf(f, sizeof f, "p2p.%s.pieces[%d].X", name, i);
+            if ((rc = check_cost(c, f, p->X)))
+                return rc;
+            snprintf(f, sizeof f, "p2p.%s.pieces[%d].XG", name, i);
+            if ((rc = check_cost(c, f, p->XG)))
+                return rc;
+        }
         snprintf(f, sizeof f, "p2p.%s.pieces[%d].L", name, i);
         if (p->L < -(p->o_s + p->o_r))
             return refuse(c, f, "%g is below -(o_s + o_r) = %g (a message would take negative time)", p->L,
@@ -276,6 +285,14 @@ static int load_channel(const ctx *c, const kp_json *p2p, const char *name, kp_c
             (rc = get_number(c, pc, f, "o_r", &p->o_r)) || (rc = get_number(c, pc, f, "g", &p->g)) ||
             (rc = get_number(c, pc, f, "G", &p->G)) || (rc = get_number(c, pc, f, "O", &p->O)))
             return rc;
+        /* the exchange's time: both fields or neither */
+        p->has_x = 0;
+        p->X = p->XG = 0;
+        if (kp_json_get(pc, "X") || kp_json_get(pc, "XG")) {
+            if ((rc = get_number(c, pc, f, "X", &p->X)) || (rc = get_number(c, pc, f, "XG", &p->XG)))
+                return rc;
+            p->has_x = 1;
+        }
     }
     return KP_SUCCESS;
 }
@@ -454,8 +471,15 @@ static void put_channel(FILE *f, const char *name, const kp_channel *ch, int las
         const double vals[6] = {p->L, p->o_s, p->o_r, p->g, p->G, p->O};
         for (int k = 0; k < 6; k++)
             fmt_num(v[k], sizeof v[k], vals[k]);
-        fprintf(f, "        {\"max_bytes\": %lld, \"L\": %s, \"o_s\": %s, \"o_r\": %s, \"g\": %s, \"G\": %s, \"O\": %s}%s\n",
-                (long long)p->max_bytes, v[0], v[1], v[2], v[3], v[4], v[5], i == ch->npieces - 1 ? "" : ",");
+        fprintf(f, "        {\"max_bytes\": %lld, \"L\": %s, \"o_s\": %s, \"o_r\": %s, \"g\": %s, \"G\": %s, \"O\": %s",
+                (long long)p->max_bytes, v[0], v[1], v[2], v[3], v[4], v[5]);
+        if (p->has_x) {
+            char x[2][40];
+            fmt_num(x[0], sizeof x[0], p->X);
+            fmt_num(x[1], sizeof x[1], p->XG);
+            fprintf(f, ", \"X\": %s, \"XG\": %s", x[0], x[1]);
+        }
+        fprintf(f, "}%s\n", i == ch->npieces - 1 ? "" : ",");
     }
     fprintf(f, "      ]");
     if (ch->eager_max != KP_EAGER_FIRST_PIECE)

@@ -11,10 +11,14 @@
 #define KP_PARAMS_VERSION 1
 #define KP_MAX_PIECES 8
 
-/* LogGP parameters of messages up to max_bytes (-1: no limit) */
+/* LogGP parameters of messages up to max_bytes (-1: no limit); with has_x,
+ * also the measured time of an exchange (a rank sends s bytes to a peer and
+ * receives s bytes from it at once, both ranks alike): X + XG * s */
 typedef struct kp_loggp {
     int64_t max_bytes;
     double L, o_s, o_r, g, G, O;
+    int has_x;
+    double X, XG;
 } kp_loggp;
 
 /* eager_max when the file has none: the first piece's max_bytes is the

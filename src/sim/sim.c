@@ -240,7 +240,7 @@ void kp_sim_machine_loggp(kp_machine *m, double L, double o, double g, double G,
     kp_params_init(m);
     for (int i = 0; i < 2; i++) {
         kp_channel *ch = i ? &m->inter : &m->intra;
-        ch->piece[0] = (kp_loggp){-1, L, o, o, g, G, O};
+        ch->piece[0] = (kp_loggp){-1, L, o, o, g, G, O, 0, 0, 0};
         ch->eager_max = S < 0 ? -1 : S;
     }
     const kp_linear byte = {.fixed = 0.0, .per_byte = 1.0};

@@ -203,8 +203,8 @@ static void test_copy(void)
 static void test_intra_inter(void)
 {
     kp_sim_config c = cfg(KP_COLL_BARRIER, "dissemination", 2, 0, 0, 0, 0, 0, 0, 65536);
-    c.m.intra.piece[0] = (kp_loggp){-1, 100, 10, 12, 20, 0.01, 0};
-    c.m.inter.piece[0] = (kp_loggp){-1, 1000, 50, 60, 100, 0.1, 0};
+    c.m.intra.piece[0] = (kp_loggp){-1, 100, 10, 12, 20, 0.01, 0, 0, 0, 0};
+    c.m.inter.piece[0] = (kp_loggp){-1, 1000, 50, 60, 100, 0.1, 0, 0, 0, 0};
     c.node_size = 2;
     kp_sim_result r = run(&c);
     CHECK_NS(r.max_ns, 10 + 100 + 12);

@@ -46,10 +46,10 @@ static void machine(void)
 {
     kp_params_init(&M);
     M.intra.npieces = 2;
-    M.intra.piece[0] = (kp_loggp){1024, 1000, 100, 200, 300, 1, 0.5};
-    M.intra.piece[1] = (kp_loggp){-1, 2000, 400, 500, 600, 0.5, 0};
+    M.intra.piece[0] = (kp_loggp){1024, 1000, 100, 200, 300, 1, 0.5, 0, 0, 0};
+    M.intra.piece[1] = (kp_loggp){-1, 2000, 400, 500, 600, 0.5, 0, 0, 0, 0};
     M.inter.npieces = 1;
-    M.inter.piece[0] = (kp_loggp){-1, 5000, 100, 100, 1000, 2, 0};
+    M.inter.piece[0] = (kp_loggp){-1, 5000, 100, 100, 1000, 2, 0, 0, 0, 0};
     M.flag = (kp_linear){.fixed = 50, .per_byte = 0};
     M.copy_in = (kp_linear){.fixed = 10, .per_byte = 0.25};
     M.copy_out = (kp_linear){.fixed = 20, .per_byte = 0.5};
@@ -262,11 +262,58 @@ static void test_overlapping_overheads(void)
     const kp_channel saved = M.intra;
     M.intra.npieces = 1;
     M.intra.eager_max = KP_EAGER_FIRST_PIECE;
-    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0};
+    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0, 0, 0, 0};
     kp_layout L = one_node(2);
     kp_model_result r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
     CHECK_TIME(r, 617.5, 1000 + 100);
     kp_layout_free(&L);
+    M.intra = saved;
+}
+
+/* The exchange rule: a piece with a measured exchange (has_x, X + XG*s) and a
+ * round that sends to and receives from one peer. Piece: L -300, o_s 400,
+ * o_r 200, g 500, G = O = 0, X 600, XG 0.5; one node.
+ * ring, P = 2, 100 B: ready 400 (own = o_s + O*s = 400), arrival 100, copy
+ * 17.5 -> cpu 417.5; the exchange X + XG*100 = 650, less own 400 = 250 on
+ * the CPU: 417.5 + 250 = 667.5; the message is in at h = max(100, rx 0) =
+ * 100, + o_r = 300; completion max(300, 667.5) = 667.5.
+ * The same with L +1000 (the wire is the bound): arrival 400 + 1000 = 1400,
+ * 1400 + 200 = 1600 > 667.5 -> 1600.
+ * concurrent_exchange_split:C=2, P = 2, 100 B: two sends of 50 B to the
+ * peer, two receives of 50 B from it (paired in order). Sends: t 0, cpu
+ * 400, nic 500, arrival 100; t = max(400, 500) = 500, cpu 900, nic 1000,
+ * arrival 600. Two copies of 50 B into scratch, 5 + 6.25 = 11.25 each ->
+ * cpu 922.5. Exchange of 50 B: 600 + 25 = 625, less own 400 = 225.
+ * Receive 1: h = 100, 100 + 200 = 300; 922.5 + 225 = 1147.5 -> 1147.5,
+ * rx = 100 + 500 = 600. Receive 2: h = max(600, 600) = 600, 800;
+ * 1147.5 + 225 = 1372.5 -> 1372.5. Round 1: copies 11.25 + 11.25 + 17.5
+ * -> 1412.5.
+ * ring, P = 3: every round sends to one peer and receives from another, so
+ * nothing pairs and the time is the one without X. */
+static void test_exchange(void)
+{
+    const kp_channel saved = M.intra;
+    M.intra.npieces = 1;
+    M.intra.eager_max = KP_EAGER_FIRST_PIECE;
+    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0, 1, 600, 0.5};
+    kp_layout L = one_node(2);
+    kp_model_result r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
+    CHECK_TIME(r, 667.5, 1000 + 100);
+    r = predict(KP_COLL_ALLGATHER, "concurrent_exchange_split:C=2", &L, 2, 100, 0);
+    CHECK(NEAR(r.time_ns, 1412.5));
+    if (!NEAR(r.time_ns, 1412.5))
+        fprintf(stderr, "  split exchange: got %.3f, want 1412.5\n", r.time_ns);
+    M.intra.piece[0].L = 1000;
+    r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
+    CHECK(NEAR(r.time_ns, 1600));
+    kp_layout_free(&L);
+    M.intra.piece[0].L = -300;
+    kp_layout L3 = one_node(3);
+    kp_model_result with = predict(KP_COLL_ALLGATHER, "ring", &L3, 3, 100, 0);
+    M.intra.piece[0].has_x = 0;
+    kp_model_result without = predict(KP_COLL_ALLGATHER, "ring", &L3, 3, 100, 0);
+    CHECK(with.time_ns > 0 && NEAR(with.time_ns, without.time_ns));
+    kp_layout_free(&L3);
     M.intra = saved;
 }
 
@@ -373,6 +420,7 @@ int main(void)
     test_eager_max();
     test_call();
     test_overlapping_overheads();
+    test_exchange();
     test_gather_fan_in();
     test_errors();
     test_every_algorithm();

@@ -93,7 +93,7 @@ static int eq_channel(const kp_channel *a, const kp_channel *b)
     for (int i = 0; i < a->npieces; i++) {
         const kp_loggp *x = &a->piece[i], *y = &b->piece[i];
         if (x->max_bytes != y->max_bytes || x->L != y->L || x->o_s != y->o_s || x->o_r != y->o_r || x->g != y->g ||
-            x->G != y->G || x->O != y->O)
+            x->G != y->G || x->O != y->O || x->has_x != y->has_x || x->X != y->X || x->XG != y->XG)
             return 0;
     }
     return a->eager_max == b->eager_max;
@@ -174,8 +174,8 @@ static void test_round_trip(void)
         p->O = i == 2 ? 0.0 : 2.0 / 7.0;
     }
     a.inter.npieces = 2;
-    a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0};
-    a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1};
+    a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0, 1, 701.0625, 0.0123456789};
+    a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1, 0, 0, 0};
     a.flag = (kp_linear){.fixed = 87.654321, .per_byte = 0};
     a.copy_in = (kp_linear){.fixed = 1.1, .per_byte = 0.0612345};
     a.copy_out = (kp_linear){.fixed = 2.2, .per_byte = 0.07};
@@ -271,6 +271,13 @@ static void test_bad(void)
     BAD_SUBST("\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": 1.5, \"pieces\"",
               "p2p.inter.eager_max: 1.5 is not an integer");
     BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": -0.06}", "shm.copy_in.per_byte: -0.06 is negative");
+    /* the optional exchange: both fields, finite, >= 0 */
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 250, ", "p2p.intra.pieces[0].XG: missing");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"XG\": 0.1, ", "p2p.intra.pieces[0].X: missing");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": -1, \"XG\": 0.1, ", "p2p.intra.pieces[0].X: -1 is negative");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 1, \"XG\": -0.5, ",
+              "p2p.intra.pieces[0].XG: -0.5 is negative");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": \"1\", \"XG\": 0.5, ", "p2p.intra.pieces[0].X: is a string");
     /* the optional second slope: both fields, a positive integer bound */
     BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": 0.06, \"large_from\": 32768}",
               "shm.copy_in.large_per_byte: missing");
@@ -341,6 +348,17 @@ static void test_optional_fields(void)
     CHECK(m.intra.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.intra) == 4096);
     CHECK(m.inter.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.inter) == -1); /* one piece */
     CHECK(m.call.fixed == 0 && m.call.skew == 0);
+    CHECK(!m.intra.piece[0].has_x && !m.intra.piece[1].has_x && !m.inter.piece[0].has_x); /* no exchange */
+    {
+        char *tx = subst(good, "\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ");
+        write_file(tx, strlen(tx));
+        free(tx);
+        CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+        CHECK(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
+              m.intra.piece[1].XG == 0.0625);
+        write_file(good, strlen(good));
+        CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    }
     char *t = subst(good, "\"unknown_later_field\"", "\"call\": {\"fixed\": 80.5, \"skew\": 160}, \"x\"");
     char *t2 = subst(t, "\"intra\": {\n", "\"intra\": {\"eager_max\": 4095,\n");
     char *t3 = subst(t2, "\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": -1, \"pieces\"");

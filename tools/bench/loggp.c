@@ -30,6 +30,9 @@
  *            so that o_s + d exceeds the gap and the sender's overhead shows
  *   o_r(s) = the time of the receive at B when the message has been there for
  *            a while (B spins 1.5*RTT(s) + 1 us after its previous answer)
+ *   x(s)   = an exchange: both ranks MPI_Irecv, MPI_Isend, MPI_Waitall (or
+ *            MPI_Sendrecv) s bytes with each other, n times back to back;
+ *            A's time per exchange over exchanges 2..n
  *
  * Fits (tools/bench/fit.c, least squares of relative errors): RTT(s)/2
  * over all sizes is split into pieces at protocol changes (a jump or a
@@ -42,11 +45,12 @@
  * g(s) (G at most b: a larger slope of the gap is noise); o_s and o_r the
  * intercepts of the fits of o_s(s), o_r(s); O = b - G, so the CPU's copy
  * shows as O where the gap per byte does not explain the latency per
- * byte; L = a + G - o_s - o_r, so that one message, o_s + O*s + L +
+ * byte; X + XG*s the fit of x(s) (the exchange the cost model prices on
+ * its own, docs/PARAMETERS.md); L = a + G - o_s - o_r, so that one message, o_s + O*s + L +
  * (s-1)*G + o_r, is RTT(s)/2 of the fit. Where o_s + o_r exceed a + G (in
  * shared memory the receiver copies while the sender's overhead runs, so
  * the two overlap), L is negative and the overheads keep their measured
- * values: an exchange pays both (the table says so). eager_max: the first
+ * values (the table says so); an exchange is priced by X, XG. eager_max: the first
  * piece boundary that is a jump (the next piece's fit at its first size
  * >= 1.25x the previous piece's line there), -1 without one.
  * hockney: one line through RTT(s)/2 over all sizes (alpha, beta).
@@ -101,13 +105,13 @@
  * size compared too. -o FILE: write the parameter file (kp_params_save),
  * after kp_params_check; the command line and machine go into "machine".
  *
- * Output: a table per channel (size, RTT/2, g(s), o_s(s), o_r(s), piece)
+ * Output: a table per channel (size, RTT/2, g(s), o_s(s), o_r(s), x(s), piece)
  * and the fitted pieces; the shared-memory table and fits. --format json:
  * one object per measured point ("kind": "p2p" with "channel", "size",
- * "rtt_half_us", "gap_us", "o_s_us", "o_r_us", "piece"; "kind": "shm" with
+ * "rtt_half_us", "gap_us", "o_s_us", "o_r_us", "xchg_us", "piece"; "kind": "shm" with
  * "op", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
  * "max_bytes", "L_ns", "o_s_ns", "o_r_ns", "g_ns", "G_ns_per_byte",
- * "O_ns_per_byte", "rms"; or "op", "fixed_ns", "per_byte_ns"), each with
+ * "O_ns_per_byte", "X_ns", "XG_ns_per_byte", "rms"; or "op", "fixed_ns", "per_byte_ns"), each with
  * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Last,
  * how loaded the machine looked (text: "# machine load", and "# LOADED"
  * when it was; JSON "kind": "load" with "load_average_start",
@@ -144,7 +148,7 @@ typedef struct lg_opts {
 
 /* measured per size of one channel (ns) */
 typedef struct lg_point {
-    double rtt_half, gap, o_s, o_r;
+    double rtt_half, gap, o_s, o_r, xchg;
     int piece;
 } lg_point;
 
@@ -384,6 +388,41 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
     MPI_Bcast(med, o->nsizes, MPI_DOUBLE, 1, pc);
 }
 
+/* XCH(s): both ranks exchange s bytes with each other n times back to back,
+ * each exchange as the executor makes one (MPI_Irecv, MPI_Isend,
+ * MPI_Waitall; --blocking: MPI_Sendrecv); A's time per exchange over
+ * exchanges 2..n (the first absorbs the ranks' different starting times),
+ * sizes interleaved; med[i] = the median over runs (on A). */
+static void xchg_all(MPI_Comm pc, int me, int n, unsigned char *buf, unsigned char *rbuf, const lg_opts *o, double *v,
+                     double *med)
+{
+    const int peer = 1 - me;
+    for (int r = 0; r < o->warmup + o->iters; r++)
+        for (int j = 0; j < o->nsizes; j++) {
+            int i = r % 2 ? o->nsizes - 1 - j : j;
+            size_t s = o->sizes[i];
+            warm(pc, me, s, buf, rbuf);
+            double t1 = 0;
+            for (int k = 0; k < n; k++) {
+                if (blocking) {
+                    MPI_Sendrecv(buf, (int)s, MPI_BYTE, peer, TAG, rbuf, (int)s, MPI_BYTE, peer, TAG, pc,
+                                 MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Request rq[2];
+                    MPI_Irecv(rbuf, (int)s, MPI_BYTE, peer, TAG, pc, &rq[0]);
+                    MPI_Isend(buf, (int)s, MPI_BYTE, peer, TAG, pc, &rq[1]);
+                    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+                }
+                if (k == 0)
+                    t1 = kb_now_ns();
+            }
+            if (me == 0 && r >= o->warmup)
+                v[(size_t)i * o->iters + (r - o->warmup)] = (kb_now_ns() - t1) / (n - 1);
+        }
+    for (int i = 0; i < o->nsizes && me == 0; i++)
+        med[i] = robust_median(v + (size_t)i * o->iters, o->iters);
+}
+
 /* One untimed exchange each way with the pattern; wrong bytes (on A). */
 static long long p2p_check(MPI_Comm pc, int me, size_t s, int iter, unsigned char *buf, unsigned char *scratch)
 {
@@ -412,7 +451,7 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
     int me;
     MPI_Comm_rank(pc, &me);
     double rtt[LG_MAX_SIZES], trn[LG_MAX_SIZES], trd[LG_MAX_SIZES], orr[LG_MAX_SIZES], d[LG_MAX_SIZES],
-        wait[LG_MAX_SIZES];
+        wait[LG_MAX_SIZES], xch[LG_MAX_SIZES];
     if (me == 0)
         show_progress(name, o->sizes[0]);
     prtt_all(pc, me, 1, NULL, buf, rbuf, o, v, rtt);
@@ -428,6 +467,7 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
         show_progress(name, o->sizes[o->nsizes - 1]);
     prtt_all(pc, me, o->n, d, buf, rbuf, o, v, trd);
     recv_overhead_all(pc, me, wait, buf, rbuf, o, v, orr);
+    xchg_all(pc, me, o->n, buf, rbuf, o, v, xch);
     for (int i = 0; i < o->nsizes; i++) {
         double g = (trn[i] - rtt[i]) / (o->n - 1);
         pt[i].rtt_half = rtt[i] / 2;
@@ -436,6 +476,7 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
         if (pt[i].o_s < 0)
             pt[i].o_s = 0;
         pt[i].o_r = orr[i];
+        pt[i].xchg = xch[i];
         if (o->check)
             *bad += p2p_check(pc, me, o->sizes[i], i, buf, scratch);
     }
@@ -458,7 +499,8 @@ static double clamp0(double v)
 static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_pieces *pcs, kp_linear *hockney,
                         double *scale)
 {
-    double x[LG_MAX_SIZES], y[LG_MAX_SIZES], yg[LG_MAX_SIZES], ys[LG_MAX_SIZES], yr[LG_MAX_SIZES];
+    double x[LG_MAX_SIZES], y[LG_MAX_SIZES], yg[LG_MAX_SIZES], ys[LG_MAX_SIZES], yr[LG_MAX_SIZES],
+        yx[LG_MAX_SIZES];
     int n = o->nsizes;
     for (int i = 0; i < n; i++) {
         x[i] = (double)o->sizes[i];
@@ -466,6 +508,7 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         yg[i] = pt[i].gap;
         ys[i] = pt[i].o_s;
         yr[i] = pt[i].o_r;
+        yx[i] = pt[i].xchg;
     }
     kb_fit_pieces(x, y, n, 3, 3.0, 0.03, KP_MAX_PIECES < KB_MAX_PIECES ? KP_MAX_PIECES : KB_MAX_PIECES, pcs);
     kb_line h;
@@ -476,7 +519,8 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
     ch->npieces = pcs->npieces;
     for (int p = 0; p < pcs->npieces; p++) {
         int lo = pcs->start[p], hi = pcs->start[p + 1];
-        kb_line lg, ls, lr;
+        kb_line lg, ls, lr, lx;
+        kb_fit_line(x + lo, yx + lo, hi - lo, &lx);
         kb_fit_line(x + lo, yg + lo, hi - lo, &lg);
         kb_fit_line(x + lo, ys + lo, hi - lo, &ls);
         kb_fit_line(x + lo, yr + lo, hi - lo, &lr);
@@ -489,6 +533,11 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         q->o_s = clamp0(ls.a);
         q->o_r = clamp0(lr.a);
         q->O = clamp0(pcs->piece[p].b - q->G);
+        /* the exchange, measured: what a round that sends to and receives
+         * from one peer costs (the model's exchange rule) */
+        q->has_x = 1;
+        q->X = clamp0(lx.a);
+        q->XG = clamp0(lx.b);
         /* one message, o_s + O*s + L + (s-1)*G + o_r, is the fit of RTT(s)/2.
          * Overheads measured larger than that keep their values and L goes
          * negative: the sender's overhead overlaps the transfer (Open MPI's
@@ -885,25 +934,27 @@ static void print_channel(const lg_opts *o, const char *name, const lg_point *pt
     if (o->json) {
         for (int i = 0; i < o->nsizes; i++) {
             printf("{\"coll\":\"loggp\",\"kind\":\"p2p\",\"channel\":\"%s\",\"size\":%zu,\"rtt_half_us\":%.4f,"
-                   "\"gap_us\":%.4f,\"o_s_us\":%.4f,\"o_r_us\":%.4f,\"piece\":%d",
+                   "\"gap_us\":%.4f,\"o_s_us\":%.4f,\"o_r_us\":%.4f,\"xchg_us\":%.4f,\"piece\":%d",
                    name, o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3, pt[i].o_s * 1e-3, pt[i].o_r * 1e-3,
-                   pt[i].piece);
+                   pt[i].xchg * 1e-3, pt[i].piece);
             json_tail(mpi, P, o, bad);
         }
         for (int p = 0; p < ch->npieces; p++) {
             const kp_loggp *q = &ch->piece[p];
             printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"channel\":\"%s\",\"piece\":%d,\"max_bytes\":%lld,"
                    "\"L_ns\":%.2f,\"o_s_ns\":%.2f,\"o_r_ns\":%.2f,\"g_ns\":%.2f,\"G_ns_per_byte\":%.5f,"
-                   "\"O_ns_per_byte\":%.5f,\"rms\":%.4f",
-                   name, p, (long long)q->max_bytes, q->L, q->o_s, q->o_r, q->g, q->G, q->O, pcs->piece[p].rms);
+                   "\"O_ns_per_byte\":%.5f,\"X_ns\":%.2f,\"XG_ns_per_byte\":%.5f,\"rms\":%.4f",
+                   name, p, (long long)q->max_bytes, q->L, q->o_s, q->o_r, q->g, q->G, q->O, q->X, q->XG,
+                   pcs->piece[p].rms);
             json_tail(mpi, P, o, bad);
         }
         return;
     }
-    printf("%-12s%14s%12s%12s%12s%7s\n", "# size(B)", "RTT/2(us)", "g(s)(us)", "o_s(us)", "o_r(us)", "piece");
+    printf("%-12s%14s%12s%12s%12s%12s%7s\n", "# size(B)", "RTT/2(us)", "g(s)(us)", "o_s(us)", "o_r(us)", "xchg(us)",
+           "piece");
     for (int i = 0; i < o->nsizes; i++)
-        printf("%-12zu%14.3f%12.3f%12.3f%12.3f%7d\n", o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3,
-               pt[i].o_s * 1e-3, pt[i].o_r * 1e-3, pt[i].piece);
+        printf("%-12zu%14.3f%12.3f%12.3f%12.3f%12.3f%7d\n", o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3,
+               pt[i].o_s * 1e-3, pt[i].o_r * 1e-3, pt[i].xchg * 1e-3, pt[i].piece);
     printf("# p2p.%s: %d piece%s (rms error of RTT/2: one line %.1f%%", name, pcs->npieces,
            pcs->npieces == 1 ? "" : "s", 100 * pcs->rms_one);
     for (int p = 0; p < pcs->npieces && pcs->npieces > 1; p++)
@@ -916,12 +967,12 @@ static void print_channel(const lg_opts *o, const char *name, const lg_point *pt
         printf("#   eager limit: %lld bytes (the first jump; larger messages rendezvous)\n", (long long)ch->eager_max);
     else
         printf("#   eager limit: none found (no jump between pieces: every message eager)\n");
-    printf("%-9s%11s%10s%10s%10s%10s%12s%12s\n", "# piece", "max_bytes", "L(ns)", "o_s(ns)", "o_r(ns)", "g(ns)",
-           "G(ns/B)", "O(ns/B)");
+    printf("%-9s%11s%10s%10s%10s%10s%12s%12s%10s%12s\n", "# piece", "max_bytes", "L(ns)", "o_s(ns)", "o_r(ns)",
+           "g(ns)", "G(ns/B)", "O(ns/B)", "X(ns)", "XG(ns/B)");
     for (int p = 0; p < ch->npieces; p++) {
         const kp_loggp *q = &ch->piece[p];
-        printf("# %-7d%11lld%10.1f%10.1f%10.1f%10.1f%12.5f%12.5f", p, (long long)q->max_bytes, q->L, q->o_s, q->o_r,
-               q->g, q->G, q->O);
+        printf("# %-7d%11lld%10.1f%10.1f%10.1f%10.1f%12.5f%12.5f%10.1f%12.5f", p, (long long)q->max_bytes, q->L,
+               q->o_s, q->o_r, q->g, q->G, q->O, q->X, q->XG);
         if (scale[p] <= 0.0)
             printf("  (RTT/2's line starts below 0: fixed costs 0)");
         else if (q->L < 0)
