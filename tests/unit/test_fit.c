@@ -221,11 +221,60 @@ static void test_sizes(void)
     }
 }
 
+/* kb_split_pieces_for: RTT/2 with a jump at 8 KiB (two pieces); the
+ * exchange z follows a line in the first piece and changes slope at 64 KiB
+ * inside the second (0.06 -> 0.14 ns/byte, no jump): one split there, the
+ * lines through z of the three pieces within 5%, the refitted y lines too;
+ * with z on the lines of the two y pieces nothing splits. */
+static void test_split_for(void)
+{
+    uint64_t s = 0x243f6a8885a308d3ull;
+    double x[NS], y[NS], z[NS], z2[NS];
+    sizes(x);
+    for (int rep = 0; rep < 10; rep++) {
+        for (int i = 0; i < NS; i++) {
+            const double k = 65536.0, nz = 1.0 + noise(&s, rep == 0 ? 0.0 : 0.01);
+            y[i] = (x[i] <= 8192 ? 300.0 + 0.10 * x[i] : 1000.0 + 0.10 * x[i]) * nz;
+            z[i] = (x[i] <= 8192      ? 500.0 + 0.2 * x[i]
+                    : x[i] <= k       ? 2000.0 + 0.06 * x[i]
+                                      : 2000.0 + 0.06 * k + 0.14 * (x[i] - k)) * nz;
+            z2[i] = (x[i] <= 8192 ? 500.0 + 0.2 * x[i] : 2000.0 + 0.06 * x[i]) * nz;
+        }
+        kb_pieces p, q;
+        int split[KB_MAX_PIECES + 1];
+        CHECK(kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0 && p.npieces == 2, "y pieces: %d",
+              p.npieces);
+        q = p;
+        CHECK(kb_split_pieces_for(x, y, z2, NS, 3, 0.05, KB_MAX_PIECES, &q, split) == 0 && q.npieces == 2 &&
+                  !split[1],
+              "z on the y pieces' lines split them (%d pieces)", q.npieces);
+        CHECK(kb_split_pieces_for(x, y, z, NS, 3, 0.05, KB_MAX_PIECES, &p, split) == 1 && p.npieces == 3,
+              "split %d: %d pieces, expected 3", rep, p.npieces);
+        if (p.npieces != 3)
+            continue;
+        CHECK(!split[1] && split[2], "split %d: marks %d %d", rep, split[1], split[2]);
+        CHECK(x[p.start[2] - 1] == 65536 && x[p.start[2]] == 131072, "split %d: at %g..%g, expected 64K..128K", rep,
+              x[p.start[2] - 1], x[p.start[2]]);
+        kb_line l1, l2;
+        kb_fit_line(x + p.start[1], z + p.start[1], p.start[2] - p.start[1], &l1);
+        kb_fit_line(x + p.start[2], z + p.start[2], NS - p.start[2], &l2);
+        CHECK(within(l1.b, 0.06, 0.05) && within(l2.b, 0.14, 0.05), "split %d: z slopes %g %g", rep, l1.b, l2.b);
+        CHECK(within(p.piece[1].b, 0.10, 0.05) && within(p.piece[2].b, 0.10, 0.05) &&
+                  within(p.piece[1].a, 1000.0, 0.05),
+              "split %d: y lines %g + %g s, %g s", rep, p.piece[1].a, p.piece[1].b, p.piece[2].b);
+    }
+    kb_pieces p = {.npieces = 1, .start = {0, NS}};
+    int split[KB_MAX_PIECES + 1];
+    CHECK(kb_split_pieces_for(x, y, NULL, NS, 3, 0.05, 8, &p, split) == -1, "NULL z accepted");
+    CHECK(kb_split_pieces_for(x, y, z, NS - 1, 3, 0.05, 8, &p, split) == -1, "pieces not covering n accepted");
+}
+
 int main(void)
 {
     test_exact_line();
     test_noisy_line();
     test_protocol_switch();
+    test_split_for();
     test_bad_input();
     test_zeros();
     test_sizes();

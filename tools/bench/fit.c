@@ -90,6 +90,55 @@ int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_
     return rc;
 }
 
+/* the summed squared relative error of the line through x, y [lo, hi) */
+static double line_sse(const double *x, const double *y, int lo, int hi)
+{
+    kb_line l;
+    kb_fit_line(x + lo, y + lo, hi - lo, &l);
+    return l.rms * l.rms * (hi - lo);
+}
+
+int kb_split_pieces_for(const double *x, const double *y, const double *z, int n, int min_pts, double noise,
+                        int max_pieces, kb_pieces *pcs, int *split)
+{
+    if (!x || !y || !z || !pcs || !split || min_pts < 2 || max_pieces < 1 || max_pieces > KB_MAX_PIECES ||
+        pcs->npieces < 1 || pcs->npieces > KB_MAX_PIECES || pcs->start[pcs->npieces] != n)
+        return -1;
+    for (int p = 0; p <= KB_MAX_PIECES; p++)
+        split[p] = 0;
+    int made = 0;
+    for (int p = 0; p < pcs->npieces && pcs->npieces < max_pieces;) {
+        const int lo = pcs->start[p], hi = pcs->start[p + 1];
+        int best = -1;
+        const double whole = line_sse(x, z, lo, hi);
+        double bsse = whole;
+        if (hi - lo >= 2 * min_pts && sqrt(whole / (hi - lo)) > noise)
+            for (int j = lo + min_pts; j <= hi - min_pts; j++) {
+                const double e = line_sse(x, z, lo, j) + line_sse(x, z, j, hi);
+                if (e < bsse) {
+                    bsse = e;
+                    best = j;
+                }
+            }
+        if (best < 0 || bsse > 0.5 * whole) {
+            p++;
+            continue;
+        }
+        for (int q = pcs->npieces; q > p; q--) {
+            pcs->start[q + 1] = pcs->start[q];
+            pcs->piece[q] = pcs->piece[q - 1];
+            split[q] = split[q - 1];
+        }
+        pcs->npieces++;
+        pcs->start[p + 1] = best;
+        split[p + 1] = 1;
+        kb_fit_line(x + lo, y + lo, best - lo, &pcs->piece[p]);
+        kb_fit_line(x + best, y + best, hi - best, &pcs->piece[p + 1]);
+        made++;
+    }
+    return made;
+}
+
 int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
                   kb_pieces *out)
 {

@@ -61,6 +61,18 @@ typedef struct kb_pieces {
 int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
                   kb_pieces *out);
 
+/* A second quantity z measured at the same x may change slope inside a
+ * piece of pcs (fitted on y): a piece whose line through z misses by more
+ * than `noise` rms relative error is split at the point that fits z best
+ * (min_pts points a side at least) when that halves z's summed squared
+ * error, and both halves get their lines through y refitted; repeated
+ * until no piece splits or there are max_pieces (<= KB_MAX_PIECES).
+ * split[p] = 1 (p >= 1) marks a piece that starts at such a split, 0 the
+ * others (split holds KB_MAX_PIECES + 1). Returns the number of splits
+ * made, or -1 for bad arguments. */
+int kb_split_pieces_for(const double *x, const double *y, const double *z, int n, int min_pts, double noise,
+                        int max_pieces, kb_pieces *pcs, int *split);
+
 /* The median of v[0..n) (n >= 1); sorts v. */
 double kb_median(double *v, int n);
 /* The mean of the middle of v[0..n) after sorting: the lowest and highest

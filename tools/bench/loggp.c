@@ -411,7 +411,7 @@ static void xchg_all(MPI_Comm pc, int me, int n, unsigned char *buf, unsigned ch
                     MPI_Request rq[2];
                     MPI_Irecv(rbuf, (int)s, MPI_BYTE, peer, TAG, pc, &rq[0]);
                     MPI_Isend(buf, (int)s, MPI_BYTE, peer, TAG, pc, &rq[1]);
-                    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+                    MPI_Waitall(2, rq, kb_statuses_ignore);
                 }
                 if (k == 0)
                     t1 = kb_now_ns();
@@ -497,7 +497,7 @@ static double clamp0(double v)
 
 /* The LogGP pieces of a channel from its points (on A). */
 static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_pieces *pcs, kp_linear *hockney,
-                        double *scale)
+                        double *scale, int *xs)
 {
     double x[LG_MAX_SIZES], y[LG_MAX_SIZES], yg[LG_MAX_SIZES], ys[LG_MAX_SIZES], yr[LG_MAX_SIZES],
         yx[LG_MAX_SIZES];
@@ -511,6 +511,10 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         yx[i] = pt[i].xchg;
     }
     kb_fit_pieces(x, y, n, 3, 3.0, 0.03, KP_MAX_PIECES < KB_MAX_PIECES ? KP_MAX_PIECES : KB_MAX_PIECES, pcs);
+    /* the exchange may change slope where RTT/2 does not (MPICH: a
+     * 16 KiB-1 MiB piece whose exchange runs 0.06 ns/B up to 64 KiB and
+     * 0.14 above): split such a piece for it */
+    kb_split_pieces_for(x, y, yx, n, 3, 0.05, KP_MAX_PIECES < KB_MAX_PIECES ? KP_MAX_PIECES : KB_MAX_PIECES, pcs, xs);
     kb_line h;
     kb_fit_line(x, y, n, &h);
     hockney->fixed = clamp0(h.a);
@@ -929,7 +933,8 @@ static void report_load(double load0, const lg_opts *o, const char *mpi, int P)
 }
 
 static void print_channel(const lg_opts *o, const char *name, const lg_point *pt, const kp_channel *ch,
-                          const kb_pieces *pcs, const double *scale, const char *mpi, int P, long long bad)
+                          const kb_pieces *pcs, const double *scale, const int *xs, const char *mpi, int P,
+                          long long bad)
 {
     if (o->json) {
         for (int i = 0; i < o->nsizes; i++) {
@@ -961,7 +966,8 @@ static void print_channel(const lg_opts *o, const char *name, const lg_point *pt
         printf("%s%.1f%%", p == 0 ? "; pieces " : ", ", 100 * pcs->piece[p].rms);
     printf(")\n");
     for (int p = 1; p < pcs->npieces; p++)
-        printf("#   a protocol change between %zu and %zu bytes\n", o->sizes[pcs->start[p] - 1],
+        printf("#   %s between %zu and %zu bytes\n",
+               xs[p] ? "the exchange's slope changes" : "a protocol change", o->sizes[pcs->start[p] - 1],
                o->sizes[pcs->start[p]]);
     if (ch->eager_max >= 0)
         printf("#   eager limit: %lld bytes (the first jump; larger messages rendezvous)\n", (long long)ch->eager_max);
@@ -1102,12 +1108,13 @@ static int loggp_main(int argc, char **argv)
         memset(&pcs, 0, sizeof(pcs));
         long long bad = 0;
         double scale[KB_MAX_PIECES];
+        int xs[KB_MAX_PIECES + 1] = {0};
         for (int p = 0; p < KB_MAX_PIECES; p++)
             scale[p] = 1.0;
         if (pc != MPI_COMM_NULL) {
             measure_p2p(pc, &o, c == 0 ? "intra" : "inter", pt, &bad, buf, buf2, scratch, v);
             if (kb_rank == 0)
-                fit_channel(&o, pt, chs[c], &pcs, hock[c], scale);
+                fit_channel(&o, pt, chs[c], &pcs, hock[c], scale, xs);
             if (c == 0) {
                 measure_shm(pc, &o, oversub, &shm, buf, buf2, scratch);
                 measure_call(pc, &o, oversub, &shm, &m.call);
@@ -1127,7 +1134,7 @@ static int loggp_main(int argc, char **argv)
         if (!o.json)
             printf("# p2p.%s: MPI point-to-point between world ranks 0 and %d (%s host)\n", c == 0 ? "intra" : "inter",
                    peers[c], c == 0 ? "one" : "two hosts: another");
-        print_channel(&o, c == 0 ? "intra" : "inter", pt, chs[c], &pcs, scale, mpi, P, bad);
+        print_channel(&o, c == 0 ? "intra" : "inter", pt, chs[c], &pcs, scale, xs, mpi, P, bad);
         fflush(stdout);
     }
     if (kb_rank == 0) {
