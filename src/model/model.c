@@ -62,9 +62,15 @@
  *
  *  - L may be negative (overheads that overlap the transfer, down to
  *    -(o_s + o_r)): the formulas above stay as they are.
- *  - kport's own cost per call: every rank's clock starts at call.fixed;
- *    the collective's time is the max over ranks plus call.skew when P > 1
- *    (the ranks leave a benchmark's barrier that far apart).
+ *  - kport's own cost per call and the benchmark's entry skew: the ranks
+ *    leave a benchmark's barrier call.skew apart, and the benchmark times
+ *    each rank from its own entry (the max over ranks). So, when P > 1, the
+ *    odd ranks enter call.skew after the even ones; every rank's clock
+ *    starts call.fixed after its entry, and a rank's time is its
+ *    completion less its entry. Where a rank only waits for a late peer
+ *    (a flag, a message it cannot do without), that is the old rule, the
+ *    max over ranks plus call.skew; an exchange hides part of it (the
+ *    early rank's message is already there when the late one receives).
  *
  * Hockney, on the same walk: a message of s bytes arrives alpha + beta*s
  * after the start of its sender's round (hockney.intra / inter), every
@@ -487,6 +493,12 @@ out:
     return rc;
 }
 
+/* when rank r enters the call (LogGP walk): odd ranks call.skew late */
+static double entry(const mctx *c, int r)
+{
+    return c->P > 1 && (r & 1) ? c->m->call.skew : 0.0;
+}
+
 static int walk(mctx *c, double *times)
 {
     const int P = c->P;
@@ -496,8 +508,8 @@ static int walk(mctx *c, double *times)
         k->s = s;
         k->cur = k->end = k->started = k->finished = 0;
         k->T = k->cpu = k->nic = k->rx = k->local = k->done = 0;
-        if (!c->hockney) /* kport's own work before the first round */
-            k->T = k->cpu = c->m->call.fixed;
+        if (!c->hockney) /* the entry (odd ranks call.skew late), then kport's own work */
+            k->T = k->cpu = entry(c, r) + c->m->call.fixed;
         for (int i = 0; i < s->nops; i++)
             k->t[i] = k->ready[i] = k->arr[i] = -1;
         for (int n = 0; n < s->nposts; n++)
@@ -545,7 +557,7 @@ static int walk(mctx *c, double *times)
         }
     }
     for (int r = 0; r < P; r++)
-        times[r] = c->rk[r].done;
+        times[r] = c->rk[r].done - (c->hockney ? 0.0 : entry(c, r));
 out:
     free(buf);
     free(xb);
@@ -618,8 +630,6 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
         goto out;
     out->slowest_rank = 0;
     for (int r = 0; r < P; r++) {
-        if (P > 1) /* the ranks entered call.skew apart: the first waits that long for the last */
-            times[r] += m->call.skew;
         if (times[r] > out->time_ns) {
             out->time_ns = times[r];
             out->slowest_rank = r;

@@ -230,9 +230,14 @@ static void test_eager_max(void)
 }
 
 /* kport's own cost per call and the benchmark's entry skew: ring, P = 2,
- * 100 B, inter, call.fixed 30, call.skew 70. Each rank starts at 30:
- *   send ready 130, arrival 130 + 5198 = 5328; copy -> cpu 147.5;
- *   receive h = 5328 -> 5428; the skew: 5428 + 70 = 5498.
+ * 100 B, inter, call.fixed 30, call.skew 70. Rank 0 enters at 0 and starts
+ * at 30, rank 1 enters at 70 and starts at 100:
+ *   rank 0: send ready 130, arrival at rank 1 130 + 5198 = 5328; copy ->
+ *           cpu 147.5; rank 1's message arrives at 200 + 5198 = 5398 ->
+ *           5398 + 100 = 5498, less its entry 0: 5498;
+ *   rank 1: send ready 200; copy -> 217.5; receive h = 5328 -> 5428, less
+ *           its entry 70: 5358.
+ *   The time: 5498 (the early rank waits the skew for the late one).
  * Hockney has neither (3200). P = 1: the copy after the fixed cost,
  * 30 + 17.5 = 47.5, no skew (nobody to wait for). */
 static void test_call(void)
@@ -245,7 +250,7 @@ static void test_call(void)
     kp_params prm = {0};
     CHECK(kp_model_predict(&M, a, &prm, NULL, 2, 100, 0, 0, &r) == KP_SUCCESS);
     CHECK_TIME(r, 5498, 3200);
-    CHECK(NEAR(ranks[0], 5498) && NEAR(ranks[1], 5498));
+    CHECK(NEAR(ranks[0], 5498) && NEAR(ranks[1], 5358));
     r = predict(KP_COLL_ALLGATHER, "ring", NULL, 1, 100, 0);
     CHECK_TIME(r, 47.5, 17.5);
     M.call = saved;
@@ -289,7 +294,16 @@ static void test_overlapping_overheads(void)
  * 1147.5 + 225 = 1372.5 -> 1372.5. Round 1: copies 11.25 + 11.25 + 17.5
  * -> 1412.5.
  * ring, P = 3: every round sends to one peer and receives from another, so
- * nothing pairs and the time is the one without X. */
+ * nothing pairs and the time is the one without X.
+ * With the entry skew (rank 1 enters late), ring P = 2, 100 B, L -300:
+ *   skew 100: rank 0 ready 400, its message at rank 1 at 100; rank 1 ready
+ *   500, its message at rank 0 at 200. Rank 0: copy -> 417.5; h = 200 ->
+ *   400; 417.5 + 250 = 667.5 -> 667.5. Rank 1: copy -> 517.5; h = 100 ->
+ *   300; 517.5 + 250 = 767.5, less its entry: 667.5. The time 667.5: the
+ *   exchange hides the skew (the old rule, time + skew, gave 767.5).
+ *   skew 400: rank 1's message reaches rank 0 at 800 - 300 = 500 -> 700 >
+ *   667.5: 700 (the skew plus one message, 400 + 300); rank 1: 817.5 + 250
+ *   - 400 = 667.5. */
 static void test_exchange(void)
 {
     const kp_channel saved = M.intra;
@@ -306,6 +320,17 @@ static void test_exchange(void)
     M.intra.piece[0].L = 1000;
     r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
     CHECK(NEAR(r.time_ns, 1600));
+    M.intra.piece[0].L = -300;
+    const kp_callcost call = M.call;
+    M.call = (kp_callcost){.fixed = 0, .skew = 100};
+    r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
+    CHECK(NEAR(r.time_ns, 667.5));
+    M.call.skew = 400;
+    r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
+    CHECK(NEAR(r.time_ns, 700));
+    if (!NEAR(r.time_ns, 700))
+        fprintf(stderr, "  exchange with skew 400: got %.3f, want 700\n", r.time_ns);
+    M.call = call;
     kp_layout_free(&L);
     M.intra.piece[0].L = -300;
     kp_layout L3 = one_node(3);
