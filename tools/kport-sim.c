@@ -14,7 +14,8 @@
  * parameter file `kport-bench loggp` writes (docs/PARAMETERS.md: p2p.intra
  * between ranks of one node, p2p.inter otherwise, the shm section for
  * copies, peer reads/writes and flags), whose values the command line's
- * override. Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
+ * override; a file's measured exchange (X, XG) prices a receive paired with
+ * a send to the same peer in its round (--no-exchange: ignore it). Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
  * node's inter-node messages share r NICs; --ports k: k messages in flight
  * per rank (default 1). The rules: docs/SIMULATOR.md.
  *
@@ -46,10 +47,11 @@ static void usage(FILE *f)
             "                 [--node-size n] [--root r] [--inplace] [--params FILE.json]\n"
             "                 [-L ns] [-o ns] [-g ns] [-G ns/byte] [-O ns/byte] [-S bytes]\n"
             "                 [--rails r] [--ports k] [--per-rank] [--format text|json] [-q]\n"
-            "                 [--loggopsim-zero-bytes]\n"
+            "                 [--loggopsim-zero-bytes] [--no-exchange]\n"
             "Simulates kport's schedule of the collective under LogGP (docs/SIMULATOR.md).\n"
             "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies 1 ns/byte;\n"
-            "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S.\n");
+            "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S;\n"
+            "--no-exchange: ignore the file's measured exchange (X, XG), LogGP's rule for every receive.\n");
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -169,7 +171,7 @@ int main(int argc, char **argv)
     }
     const char *spec = NULL, *pfile = NULL, *format = "text";
     int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1;
-    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0;
+    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0, no_exchange = 0;
     /* command-line LogGP values: NAN = not given */
     double L = NAN, o = NAN, g = NAN, G = NAN, O = NAN, S = NAN;
     for (int i = 2; i < argc; i++) {
@@ -185,6 +187,8 @@ int main(int argc, char **argv)
             quiet = 1, takes = 0;
         else if (!strcmp(a, "--loggopsim-zero-bytes"))
             zero_wrap = 1, takes = 0;
+        else if (!strcmp(a, "--no-exchange"))
+            no_exchange = 1, takes = 0;
         else if (!valued(a))
             return usage(stderr), bad("unknown option \"%s\"%s", a, "");
         else if (!v)
@@ -267,6 +271,7 @@ int main(int argc, char **argv)
                 if (!isnan(g)) p->g = g;
                 if (!isnan(G)) p->G = G;
                 if (!isnan(O)) p->O = O;
+                if (no_exchange) p->has_x = 0;
             }
             if (!isnan(S))
                 x->eager_max = (int64_t)S;
@@ -345,8 +350,11 @@ int main(int argc, char **argv)
             printf("\"file\": ");
             json_str(pfile);
             printf(", \"inter\": {\"L\": %.9g, \"o_s\": %.9g, \"o_r\": %.9g, \"g\": %.9g, \"G\": %.9g, \"O\": %.9g, "
-                   "\"eager_max\": %lld}",
+                   "\"eager_max\": %lld",
                    pi->L, pi->o_s, pi->o_r, pi->g, pi->G, pi->O, (long long)kp_channel_eager_max(&c.m.inter));
+            if (pi->has_x)
+                printf(", \"X\": %.9g, \"XG\": %.9g", pi->X, pi->XG);
+            printf("}");
         } else
             printf("\"L\": %.9g, \"o\": %.9g, \"g\": %.9g, \"G\": %.9g, \"O\": %.9g, \"S\": %lld", pi->L, pi->o_s, pi->g,
                    pi->G, pi->O, (long long)c.m.inter.eager_max);
@@ -361,10 +369,13 @@ int main(int argc, char **argv)
     } else {
         printf("kport-sim %s %s, P = %d, node size %d, %lld B per rank%s\n", colls[coll], r.algorithm, c.P,
                c.node_size, (long long)c.bytes, inplace ? ", in place" : "");
-        if (pfile)
-            printf("parameters    %s (p2p.inter piece 1: L=%g o_s=%g o_r=%g g=%g G=%g O=%g, eager up to %lld B)\n",
-                   pfile, pi->L, pi->o_s, pi->o_r, pi->g, pi->G, pi->O, (long long)kp_channel_eager_max(&c.m.inter));
-        else
+        if (pfile) {
+            printf("parameters    %s (p2p.inter piece 1: L=%g o_s=%g o_r=%g g=%g G=%g O=%g", pfile, pi->L, pi->o_s,
+                   pi->o_r, pi->g, pi->G, pi->O);
+            if (pi->has_x)
+                printf(" X=%g XG=%g", pi->X, pi->XG);
+            printf(", eager up to %lld B)\n", (long long)kp_channel_eager_max(&c.m.inter));
+        } else
             printf("parameters    L=%g o=%g g=%g G=%g O=%g S=%lld (ns, ns/byte), copies 1 ns/byte\n", pi->L, pi->o_s,
                    pi->g, pi->G, pi->O, (long long)c.m.inter.eager_max);
         if (c.rails || c.ports > 1) {

@@ -26,6 +26,33 @@
  *    sender); unmatched, it waits in the unexpected queue.
  *  - a receive is posted at no cost; it matches the first unexpected
  *    message from its peer (then it is complete at once) or waits.
+ *  - exchanges (only when the message's piece has a measured exchange,
+ *    has_x: X + XG*s, docs/PARAMETERS.md; never with -L -o -g -G -O -S
+ *    alone): the k-th receive from q of a round pairs with the k-th send to
+ *    q of the same round (xpair, fixed when the schedules are built: the
+ *    cost model's pairing). When a message taken in matches a paired
+ *    posted receive whose send has started (M_SENT), it is taken in as an
+ *    exchange (take_exchange): with hm = max(a, gr) (and the rail's clock:
+ *    the message's side, not the CPU) and
+ *    rest = max(0, X + XG*s - (o_s + s1'*O)) (the measured exchange less
+ *    the paired send's own CPU time, s1' of the send's size, which is
+ *    already on the clock),
+ *        cpu = max(hm + o_r + max(s1*O, s1*G), cpu + rest), gr = hm + g + s1*G,
+ *    where cpu is the CPU clock when the message is taken in: the event
+ *    still waits for the CPU, so the paired send, the round's other sends,
+ *    its copies and earlier receives all count before rest. Two idle ranks
+ *    exchanging s bytes finish at X + XG*s; a late message still bounds it.
+ *    An unpaired receive, a message that arrives before its receive is
+ *    posted (taken in as unexpected, before its round started: its pairing
+ *    is not known yet), and one whose paired send has not started (it waits
+ *    for its gap or the CPU) follow the ordinary rule above. Where the cost
+ *    model differs (model.c "Exchanges"): it completes a round's receives
+ *    after all its sends and local work, so its cpu there is after every
+ *    send of the round, where here a message is taken in between two sends
+ *    when the CPU is free (LogGOPSim's order); its message bound is
+ *    a + o_r with a = ready + L + (s-1)G (here o_s + L, G at the receiver);
+ *    its own is o_s + O*s (here what the send charged, o_s + (s-1)O); it
+ *    prices every paired receive so, unexpected or not.
  *  - a copy (and a peer read / write) runs on the CPU when it is free.
  *  - rounds: the next round starts with a zero-cost join that runs when the
  *    CPU is free after the round's last operation completed (LogGOPSim's
@@ -68,6 +95,7 @@ enum { S_SEND = 0, S_RECV, S_COPY, S_POST, S_WAIT, S_PREAD, S_PWRITE };
 #define M_KIND 0x7u
 #define M_END 0x8u
 #define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out */
+#define M_SENT 0x10u /* send: it has started (set only when exchanges are priced, xpair) */
 #define M_BIG 0x40u
 #define M_VAL_SHIFT 7
 #define M_VAL_MAX ((1u << 25) - 1)
@@ -143,6 +171,7 @@ typedef struct sim {
     int P, ports, rails, nsize, nnodes;
     sop *ops;
     uint64_t *base; /* [P+1] */
+    uint32_t *xpair; /* [nops] or NULL: a receive's paired send of its round (relative index + 1; 0: none) */
     int64_t *big;
     size_t nbig, capbig;
     size_t nops, capops;
@@ -629,6 +658,8 @@ static int ev_send(sim *s, ev e)
     k->cpu.who = port->who = who;
     if (rail)
         *rail = *port;
+    if (s->xpair)
+        rop(s, h, e.x)->meta |= M_SENT;
     /* the message: first byte at the receiver after o + L */
     const uint32_t m = rec_new(s);
     if (!m)
@@ -691,6 +722,59 @@ static int ev_recv(sim *s, ev e)
     return 0;
 }
 
+/* The exchange rule (see the header): the message from rm->src that rank h
+ * takes in now meets h's posted receive rop_i. When that receive is paired
+ * with a send of its round (xpair) that has started, take the message in as
+ * an exchange at t: the CPU is free at max(hm + o_r + by, cpu + rest), hm =
+ * max(arrival, receive gap), rest = X + XG*s less the paired send's own CPU
+ * time; the receive gap runs from hm. Its hop (>= 0) when it applied, -1
+ * when the ordinary rule applies. Out of ev_msg's way: only parameter files
+ * with a measured exchange get here. */
+static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint32_t rop_i, double t, const rec *rm,
+                                                       clk *port, const clk *rail, const kp_loggp *p, int64_t sz,
+                                                       double s1, double by)
+{
+    const uint32_t x = s->xpair[s->base[h] + rop_i];
+    if (!x || !(rop(s, h, x - 1)->meta & M_SENT))
+        return -1;
+    srank *k = &s->rk[h];
+    const int64_t ss = op_len(s, *rop(s, h, x - 1));
+    const kp_loggp *ps = kp_channel_piece(chan(s, h, rm->src), ss);
+    const double s1s = ss > 1 ? (double)(ss - 1) : ss == 0 && s->c->zero_wrap ? -1.0 : 0.0;
+    const double xg = p->XG * (double)sz;
+    double rest = p->X + xg - (ps->o_s + s1s * ps->O); /* the exchange less the send's own CPU time */
+    if (rest < 0)
+        rest = 0;
+    double rest_by = xg - s1s * ps->O; /* its per-byte part, for the critical path */
+    rest_by = rest_by < 0 ? 0 : rest_by > rest ? rest : rest_by;
+    const clk *bm = &rm->c;
+    if (port->t > bm->t)
+        bm = port;
+    if (rail && rail->t > bm->t)
+        bm = rail;
+    const double hm = bm->t, tm = hm + p->o_r + by, tx = k->cpu.t + rest;
+    float vm[NV];
+    memcpy(vm, bm->v, sizeof vm);
+    const uint32_t bwho = bm->who;
+    uint32_t who;
+    if (tm >= tx) { /* the message bounds it */
+        who = hop_log(s, hm, h, KP_SIM_HOP_TAKE, rm->src, sz, bwho);
+        k->cpu.t = tm;
+        vadd(k->cpu.v, vm, KP_SIM_OVERHEAD, p->o_r);
+        k->cpu.v[KP_SIM_BYTES] += (float)by;
+    } else { /* the exchange's time bounds it */
+        who = hop_log(s, t, h, KP_SIM_HOP_TAKE, rm->src, sz, k->cpu.who);
+        k->cpu.t = tx;
+        k->cpu.v[KP_SIM_OVERHEAD] += (float)(rest - rest_by);
+        k->cpu.v[KP_SIM_BYTES] += (float)rest_by;
+    }
+    port->t = hm + p->g + s1 * p->G;
+    vadd(port->v, vm, KP_SIM_GAP, p->g);
+    port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
+    k->cpu.who = port->who = who;
+    return who;
+}
+
 static int ev_msg(sim *s, ev e)
 {
     const uint32_t h = e.host;
@@ -711,7 +795,6 @@ static int ev_msg(sim *s, ev e)
     float v[NV];
     memcpy(v, bc->v, sizeof v);
     const int64_t sz = op_len(s, *rop(s, rm->src, rm->op));
-    const uint32_t who = hop_log(s, e.t, h, KP_SIM_HOP_TAKE, rm->src, sz, bc->who);
     const kp_channel *ch = chan(s, rm->src, h);
     const kp_loggp *p = kp_channel_piece(ch, sz);
     const double s1 = sz > 1 ? (double)(sz - 1) : sz == 0 && s->c->zero_wrap ? -1.0 : 0.0;
@@ -719,21 +802,30 @@ static int ev_msg(sim *s, ev e)
     double by = s1 * p->O > s1 * p->G ? s1 * p->O : s1 * p->G;
     if (s1 < 0) /* LogGOPSim: the unsigned max of (2^64-1)O and (2^64-1)G is -(the smaller non-zero one) */
         by = p->O > 0 && p->G > 0 ? -(p->O < p->G ? p->O : p->G) : -(p->O + p->G);
-    k->cpu.t = t + p->o_r + by;
-    vadd(k->cpu.v, v, KP_SIM_OVERHEAD, p->o_r);
-    k->cpu.v[KP_SIM_BYTES] += (float)by;
-    port->t = t + p->g + s1 * p->G;
-    vadd(port->v, v, KP_SIM_GAP, p->g);
-    port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
-    k->cpu.who = port->who = who;
+    /* the first posted receive from the sender */
+    uint32_t prev = 0, n = k->rq;
+    while (n && s->prqs[n - 1].src != rm->src) {
+        prev = n;
+        n = s->prqs[n - 1].next;
+    }
+    int64_t xw = -1;
+    if (__builtin_expect(n && s->xpair && p->has_x, 0))
+        xw = take_exchange(s, h, s->prqs[n - 1].op, t, rm, port, rail, p, sz, s1, by);
+    uint32_t who = (uint32_t)xw;
+    if (xw < 0) {
+        who = hop_log(s, t, h, KP_SIM_HOP_TAKE, rm->src, sz, bc->who);
+        k->cpu.t = t + p->o_r + by;
+        vadd(k->cpu.v, v, KP_SIM_OVERHEAD, p->o_r);
+        k->cpu.v[KP_SIM_BYTES] += (float)by;
+        port->t = t + p->g + s1 * p->G;
+        vadd(port->v, v, KP_SIM_GAP, p->g);
+        port->v[KP_SIM_BYTES] += (float)(s1 * p->G);
+        k->cpu.who = port->who = who;
+    }
     if (rail)
         *rail = *port;
-    /* the first posted receive from the sender */
-    uint32_t prev = 0;
-    for (uint32_t n = k->rq; n; prev = n, n = s->prqs[n - 1].next) {
+    if (n) {
         prq *pr = &s->prqs[n - 1];
-        if (pr->src != rm->src)
-            continue;
         const uint32_t rop_i = pr->op;
         if (prev)
             s->prqs[prev - 1].next = pr->next;
@@ -1069,6 +1161,92 @@ static int build(sim *s, const kp_layout *L, double t0)
     return 0;
 }
 
+/* ---- exchanges ----------------------------------------------------------- */
+
+/* 1 when a piece of either channel has a measured exchange (has_x) */
+static int any_exchange(const kp_machine *m)
+{
+    for (int i = 0; i < 2; i++) {
+        const kp_channel *ch = i ? &m->inter : &m->intra;
+        for (int k = 0; k < ch->npieces && k < KP_MAX_PIECES; k++)
+            if (ch->piece[k].has_x)
+                return 1;
+    }
+    return 0;
+}
+
+/* a send or receive of a round: (peer, op index), ordered by both */
+typedef struct xop {
+    uint32_t peer, op;
+} xop;
+
+static int xop_cmp(const void *x, const void *y)
+{
+    const xop *a = x, *b = y;
+    return a->peer != b->peer ? (a->peer < b->peer ? -1 : 1) : (a->op < b->op ? -1 : a->op > b->op);
+}
+
+/* s->xpair: the k-th receive from q of a round pairs with the k-th send to q
+ * of the same round (the cost model's pairing, model.c pair_exchanges). Only
+ * when the machine has a measured exchange; 0, or an error code. */
+static int pair_exchanges(sim *s)
+{
+    if (!any_exchange(&s->c->m))
+        return 0;
+    s->xpair = alloc0(s, s->nops + 1, sizeof(uint32_t));
+    if (!s->xpair)
+        return nomem(s);
+    xop *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (uint32_t h = 0; h < (uint32_t)s->P && !rc; h++) {
+        const uint32_t n = (uint32_t)(s->base[h + 1] - s->base[h]);
+        for (uint32_t b = 0; b < n;) {
+            const uint32_t e = round_end(s, h, b);
+            uint32_t ns = 0, nr = 0;
+            for (uint32_t i = b; i < e; i++) {
+                const unsigned kind = rop(s, h, i)->meta & M_KIND;
+                ns += kind == S_SEND;
+                nr += kind == S_RECV;
+            }
+            if (ns && nr) {
+                if (ns + nr > cap && grow(s, (void **)&buf, &cap, ns + nr, sizeof(xop))) {
+                    rc = nomem(s);
+                    break;
+                }
+                xop *S = buf, *R = buf + ns;
+                uint32_t a = 0, c = 0;
+                for (uint32_t i = b; i < e; i++) {
+                    const sop *o = rop(s, h, i);
+                    if ((o->meta & M_KIND) == S_SEND)
+                        S[a++] = (xop){o->peer, i};
+                    else if ((o->meta & M_KIND) == S_RECV)
+                        R[c++] = (xop){o->peer, i};
+                }
+                qsort(S, ns, sizeof *S, xop_cmp);
+                qsort(R, nr, sizeof *R, xop_cmp);
+                for (uint32_t i = 0, j = 0; i < ns && j < nr;) {
+                    if (S[i].peer != R[j].peer) {
+                        if (S[i].peer < R[j].peer)
+                            i++;
+                        else
+                            j++;
+                        continue;
+                    }
+                    s->xpair[s->base[h] + R[j].op] = S[i].op + 1;
+                    i++;
+                    j++;
+                }
+            }
+            b = e;
+        }
+    }
+    if (buf)
+        s->mem -= cap * sizeof(xop);
+    free(buf);
+    return rc;
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -1207,6 +1385,8 @@ int kp_sim_run(const kp_sim_config *c, kp_sim_result *r)
         Lp = NULL;
         s->mem -= (size_t)c->P * 4 * sizeof(int);
     }
+    if ((rc = pair_exchanges(s)))
+        goto out;
     const double t1 = now_s();
     r->build_s = t1 - t0;
     s->rk = alloc0(s, (size_t)c->P, sizeof(srank));
@@ -1274,6 +1454,7 @@ out:
         kp_layout_free(Lp);
     r->mem_bytes = s->peak;
     free(s->ops);
+    free(s->xpair);
     free(s->base);
     free(s->big);
     free(s->rk);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kport-sim's command line: JSON validity and fields, determinism (two runs
 # give the same JSON apart from wall-clock fields), --per-rank, a barrier
-# whose time is known in closed form at P = 65536, parameter files, and bad
+# whose time is known in closed form at P = 65536, parameter files (with a
+# measured exchange and --no-exchange), and bad
 # input (exit 2 and a message naming the problem, never a crash).
 #   tests/sim/cli.sh KPORT_SIM
 set -uo pipefail
@@ -81,6 +82,18 @@ if out=$("$sim" barrier -a dissemination -P 2 --params "$tmp/p.json" --format js
     echo "$("$sim" barrier -a dissemination -P 2 --params "$tmp/p.json" -L 5000 --format json)" |
         python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["max_time_ns"] == 50+5000+60, d' \
         || fail "-L overrides the file's L"
+    # a measured exchange (X 2000, XG 0.5 inter): ring P = 2, 8 B: send 0..50, copy 50..60.4, the
+    # message in at 1050 + 60 + 7*0.1 = 1110.7 (LogGP); the exchange: 60.4 + 2000 + 4 - 50 = 2014.4
+    sed 's/"O": 0}]}}/"O": 0, "X": 2000, "XG": 0.5}]}}/' "$tmp/p.json" >"$tmp/px.json"
+    for x in "2014.4" "1110.7 --no-exchange"; do
+        set -- $x
+        echo "$("$sim" allgather -a ring -P 2 -m 8 --params "$tmp/px.json" ${2:-} --format json)" |
+            python3 -c 'import json,sys; d=json.load(sys.stdin); want=float(sys.argv[1]); p=d["params"]["inter"]
+assert abs(d["max_time_ns"] - want) < 1e-6 and d["min_time_ns"] == d["max_time_ns"], d["max_time_ns"]
+assert (p["X"], p["XG"]) == (2000, 0.5) if want > 2000 else "X" not in p, p' "$1" \
+            || fail "measured exchange ${2:-}: ring P=2 8 B should take $1 ns"
+    done
+    "$sim" allgather -a ring -P 2 -m 8 --params "$tmp/px.json" | grep -q 'X=2000 XG=0.5' || fail "text: X, XG not shown"
 else
     fail "--params run: $(cat "$tmp/err")"
 fi

@@ -3,8 +3,8 @@
  * here (the rules: docs/SIMULATOR.md): a two-rank exchange eager and
  * rendezvous, a three-rank ring step, barriers with g > o and with several
  * ports, O > 0, copies, intra- against inter-node messages, rails,
- * shared-memory flags; determinism, and the O(P) node layout against
- * kp_layout_init.
+ * shared-memory flags, the measured exchange of a parameter file (X, XG);
+ * determinism, and the O(P) node layout against kp_layout_init.
  */
 #include "kport.h"
 #include "sim/sim.h"
@@ -294,6 +294,73 @@ static void test_determinism(void)
     }
 }
 
+/* The measured exchange (a parameter file's piece with has_x: X + XG*s).
+ * One node, piece L -300, o_s 400, o_r 200, g 500, G = O = 0, X 600,
+ * XG 0.5, all eager; memcpy 5 + 0.125/B (the machine of the cost model's
+ * test_exchange, tests/unit/test_model.c).
+ * ring P = 2, 100 B (round: copy, send, recv): the send at 0 (CPU 400,
+ * arrival 100); the copy waits for the CPU, 400 -> 417.5; the message
+ * waits for it too and is taken in at 417.5; paired with the send, which
+ * has started: rest = X + XG*100 - o_s = 250; the message is in at
+ * max(100, gap 0) + o_r = 300, the exchange done at 417.5 + 250 = 667.5
+ * -> 667.5 (the model's value). Without X: 417.5 + o_r = 617.5.
+ * L = 1000 (the wire bounds it): arrival 1400, in at 1600 > 667.5 -> 1600
+ * (the model's value; without X also 1600).
+ * concurrent_exchange_split:C=2, P = 2, 100 B: round 0 has two copies of
+ * 50 B (11.25 each), two sends of 50 B to the peer, two receives of 50 B
+ * from it (the k-th receive pairs with the k-th send). Send 1 at 0 (CPU
+ * 400, arrival 100); send 2 waits for the gap (500); the copies run at 400
+ * and 411.25; message 1 is taken in at 422.5 (rest = 600 + 25 - 400 = 225):
+ * max(100 + 200, 422.5 + 225) = 647.5, receive gap 100 + 500 = 600; send 2
+ * starts at 647.5 (CPU 1047.5, arrival 747.5); message 2 taken in at
+ * 1047.5: max(747.5 + 200, 1047.5 + 225) = 1272.5; round 1: copies 11.25 +
+ * 11.25 + 17.5 -> 1312.5. The cost model gives 1412.5: it runs all of a
+ * round's sends before its receives (send 2 at 500, CPU 900, the copies
+ * to 922.5, then the receives: 1147.5, 1372.5), where the simulator, as
+ * LogGOPSim, takes message 1 in as soon as the CPU is free, before send 2
+ * (which waits for its gap).
+ * ring P = 3, 100 B: every round sends to one peer and receives from
+ * another, nothing pairs. Round 0: send 0..400, copy 400..417.5, message
+ * (arrived at 100) taken in at 417.5 -> 617.5, receive gap 917.5; round 1:
+ * send at 617.5 (CPU 1017.5, arrival 717.5), taken in at max(1017.5,
+ * 917.5) -> 1217.5. */
+static kp_sim_config xcfg(const char *spec, int P, int has_x, double L)
+{
+    kp_sim_config c = cfg(KP_COLL_ALLGATHER, spec, P, 100, 0, 0, 0, 0, 0, -1);
+    c.m.intra.piece[0] = (kp_loggp){-1, L, 400, 200, 500, 0, 0, has_x, has_x ? 600 : 0, has_x ? 0.5 : 0};
+    c.m.memcpy_ = (kp_linear){.fixed = 5, .per_byte = 0.125};
+    c.node_size = P;
+    return c;
+}
+
+static void test_measured_exchange(void)
+{
+    static const struct {
+        const char *spec;
+        int P, has_x;
+        double L, want;
+    } cs[] = {{"ring", 2, 1, -300, 667.5},
+              {"ring", 2, 0, -300, 617.5},
+              {"ring", 2, 1, 1000, 1600},
+              {"ring", 2, 0, 1000, 1600},
+              {"concurrent_exchange_split:C=2", 2, 1, -300, 1312.5},
+              {"ring", 3, 1, -300, 1217.5},
+              {"ring", 3, 0, -300, 1217.5}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kp_sim_config c = xcfg(cs[i].spec, cs[i].P, cs[i].has_x, cs[i].L);
+        kp_sim_result r = run(&c);
+        for (int q = 0; q < cs[i].P; q++)
+            CHECK_NS(r.rank_ns[q], cs[i].want);
+        double sum = 0;
+        for (int k = 0; k < KP_SIM_NCAT; k++)
+            sum += r.cp[k];
+        CHECK_NS(sum, r.max_ns);
+        if (i == 0) /* the path: o_s 400, the copy 17.5, the exchange's rest 250 (XG*s = 50 of it per byte) */
+            CHECK(r.cp[KP_SIM_OVERHEAD] == 600 && r.cp[KP_SIM_BYTES] == 50 && r.cp[KP_SIM_COPY] == 17.5);
+        kp_sim_result_free(&r);
+    }
+}
+
 /* a builder's refusal is reported, not an error */
 static void test_refusal(void)
 {
@@ -339,6 +406,7 @@ int main(void)
     test_ports();
     test_flags();
     test_determinism();
+    test_measured_exchange();
     test_refusal();
     test_layout();
     printf("test_sim: %d passed, %d failed\n", passed, failed);
