@@ -66,8 +66,9 @@ static const kp_algo registry[] = {
      "k-port Direct: k exchanges in flight, wrap-around peers", KP_SPAN_RANKS, NULL},
     {"bruck", KP_COLL_ALLTOALL, kp_alltoall_bruck_build, KP_PARAM_K, {.k = 1},
      "k-port Bruck for small messages, ceil(log_{k+1} P) steps", KP_SPAN_RANKS, NULL},
-    {"shm_flat", KP_COLL_ALLTOALL, kp_alltoall_shm_flat_build, 0, {0},
-     "one node: every rank's blocks through the shared segment, two copies", KP_SPAN_RANKS, NULL},
+    {"shm_flat", KP_COLL_ALLTOALL, kp_alltoall_shm_flat_build, KP_PARAM_CHUNK, {.chunk_kb = 0},
+     "one node: every rank's blocks through the shared segment, two copies, pipelined in chunks (chunk_kb=0: "
+     "automatic)", KP_SPAN_RANKS, NULL},
     {"shm_single_copy", KP_COLL_ALLTOALL, kp_alltoall_shm_single_copy_build, 0, {0},
      "one node: every rank reads its blocks from the peers' send buffers (cross-memory attach)", KP_SPAN_RANKS, NULL},
 };
