@@ -191,7 +191,7 @@ static void test_copy(void)
     CHECK_NS(r.max_ns, 0);
     CHECK(r.copies == 0);
     kp_sim_result_free(&r);
-    /* kport's call cost starts every clock, its skew is added once for P > 1 */
+    /* kport's call cost starts every clock (P = 1: no entry skew) */
     c.inplace = 0;
     c.m.call = (kp_callcost){.fixed = 60, .skew = 160};
     r = run(&c);
@@ -357,6 +357,25 @@ static void test_measured_exchange(void)
         CHECK_NS(sum, r.max_ns);
         if (i == 0) /* the path: o_s 400, the copy 17.5, the exchange's rest 250 (XG*s = 50 of it per byte) */
             CHECK(r.cp[KP_SIM_OVERHEAD] == 600 && r.cp[KP_SIM_BYTES] == 50 && r.cp[KP_SIM_COPY] == 17.5);
+        kp_sim_result_free(&r);
+    }
+    /* the entry skew (call.skew 100: rank 1 enters at 100 and is timed from
+     * there). L = -300: rank 0 as above (its copy ends at 417.5, rank 1's
+     * message arrived at 200 + 0) -> 667.5; rank 1 sends at 100, copies to
+     * 517.5, takes rank 0's message (in at 100) -> 517.5 + 250 = 767.5,
+     * less 100 -> 667.5: the exchange hides the skew. L = 1000: rank 1's
+     * message reaches rank 0 at 100 + 400 + 1000 = 1500, in at 1700; rank
+     * 0's reaches rank 1 at 1400, in at 1600, less 100 -> 1500. */
+    for (int wire = 0; wire < 2; wire++) {
+        kp_sim_config c = xcfg("ring", 2, 1, wire ? 1000 : -300);
+        c.m.call = (kp_callcost){.fixed = 0, .skew = 100};
+        kp_sim_result r = run(&c);
+        CHECK_NS(r.rank_ns[0], wire ? 1700 : 667.5);
+        CHECK_NS(r.rank_ns[1], wire ? 1500 : 667.5);
+        double sum = 0;
+        for (int k = 0; k < KP_SIM_NCAT; k++)
+            sum += r.cp[k];
+        CHECK_NS(sum, r.max_ns);
         kp_sim_result_free(&r);
     }
 }
