@@ -42,17 +42,23 @@
  *    still waits for the CPU, so the paired send, the round's other sends,
  *    its copies and earlier receives all count before rest. Two idle ranks
  *    exchanging s bytes finish at X + XG*s; a late message still bounds it.
- *    An unpaired receive, a message that arrives before its receive is
- *    posted (taken in as unexpected, before its round started: its pairing
- *    is not known yet), and one whose paired send has not started (it waits
- *    for its gap or the CPU) follow the ordinary rule above. Where the cost
+ *    A message that arrives before its receive is posted (the receiver is
+ *    late: call.skew, a copy round before the exchange) is parked, not taken
+ *    in, when the receive it will meet - the u+1-th unposted receive from
+ *    its sender in the current or the next round, u its unexpected
+ *    messages queued before (will_pair) - is paired; it is taken in (the
+ *    same event, re-queued) when that receive is posted. An unpaired
+ *    receive, and one whose paired send has not started when the message
+ *    is taken in (it waits for its gap or the CPU), follow the ordinary
+ *    rule above (a parked message then at its receive's posting). Where the cost
  *    model differs (model.c "Exchanges"): it completes a round's receives
  *    after all its sends and local work, so its cpu there is after every
  *    send of the round, where here a message is taken in between two sends
  *    when the CPU is free (LogGOPSim's order); its message bound is
  *    a + o_r with a = ready + L + (s-1)G (here o_s + L, G at the receiver);
  *    its own is o_s + O*s (here what the send charged, o_s + (s-1)O); it
- *    prices every paired receive so, unexpected or not.
+ *    pairs receives in any round, where a parked message is looked for in
+ *    two rounds only.
  *  - a copy (and a peer read / write) runs on the CPU when it is free.
  *  - rounds: the next round starts with a zero-cost join that runs when the
  *    CPU is free after the round's last operation completed (LogGOPSim's
@@ -150,7 +156,9 @@ typedef struct rec {
     uint32_t src;   /* sender */
     uint32_t op;    /* sender's op index (message) or waiter's op (wait) */
     uint32_t next;  /* unexpected queue / free list (index + 1, 0 = none) */
+    uint32_t rcv;   /* a parked message whose receive is now posted: that receive's op + 1 (0: none) */
     uint8_t port;   /* sender's port */
+    uint8_t parked; /* unexpected and not taken in yet (exchanges only: see will_pair) */
 } rec;
 
 /* a posted receive */
@@ -167,6 +175,7 @@ typedef struct srank {
     clk cpu;
     uint32_t cur;     /* first op of the current round (relative) */
     uint32_t pending; /* ops of the current round not complete */
+    uint32_t rposted; /* receives below this op index are posted */
     uint32_t rq, rq_tail, uq, uq_tail;
 } srank;
 
@@ -678,6 +687,8 @@ static int ev_send(sim *s, ev e)
     rm->src = h;
     rm->op = e.x;
     rm->next = 0;
+    rm->rcv = 0;
+    rm->parked = 0;
     rm->port = (uint8_t)(port - &s->gs[(size_t)h * (size_t)s->ports]);
     if (qnew(s, rm->c.t, E_MSG, q, m))
         return s->err;
@@ -691,6 +702,7 @@ static int ev_recv(sim *s, ev e)
     const uint32_t h = e.host;
     srank *k = &s->rk[h];
     const sop o = *rop(s, h, e.x);
+    k->rposted = e.x + 1;
     /* the first unexpected message from the peer */
     uint32_t prev = 0;
     for (uint32_t m = k->uq; m; prev = m, m = s->recs[m - 1].next) {
@@ -706,6 +718,11 @@ static int ev_recv(sim *s, ev e)
         const int64_t ss = op_len(s, *rop(s, rm->src, rm->op)), rs = op_len(s, o);
         if (ss != rs)
             return match_err(s, rm->src, h, ss, rs);
+        if (rm->parked) { /* taken in now, for this receive (an exchange when its send has started) */
+            rm->parked = 0;
+            rm->rcv = e.x + 1;
+            return qnew(s, e.t, E_MSG, h, m);
+        }
         if (rendezvous(chan(s, rm->src, h), ss)) {
             clk at;
             vcopy(&at, e.t, k->cpu.v, k->cpu.who); /* the receive's time (its vector: the CPU's) */
@@ -724,6 +741,30 @@ static int ev_recv(sim *s, ev e)
     else
         k->rq = n;
     k->rq_tail = n;
+    return 0;
+}
+
+/* A message from src that rank h cannot match yet (no posted receive), with
+ * a measured exchange: 1 when the receive it will meet (the u+1-th receive
+ * from src not yet posted, u = unexpected messages from src queued before
+ * it), looked for in the current and the next round, is paired with a send
+ * of its round. Such a message is parked, not taken in, until that receive
+ * is posted, so it can be taken in as the exchange it is part of. */
+static int will_pair(const sim *s, uint32_t h, uint32_t src)
+{
+    const srank *k = &s->rk[h];
+    uint32_t u = 0;
+    for (uint32_t m = k->uq; m; m = s->recs[m - 1].next)
+        u += s->recs[m - 1].src == src;
+    const uint32_t n = (uint32_t)(s->base[h + 1] - s->base[h]);
+    uint32_t end = round_end(s, h, k->cur);
+    if (end < n)
+        end = round_end(s, h, end);
+    for (uint32_t i = k->rposted > k->cur ? k->rposted : k->cur; i < end; i++) {
+        const sop *o = rop(s, h, i);
+        if ((o->meta & M_KIND) == S_RECV && o->peer == src && u-- == 0)
+            return s->xpair[s->base[h] + i] != 0;
+    }
     return 0;
 }
 
@@ -780,7 +821,10 @@ static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint3
     return who;
 }
 
-static int ev_msg(sim *s, ev e)
+/* a message taken in; xmode: the machine has a measured exchange (s->xpair),
+ * a constant in each of the two copies the compiler makes, so runs without
+ * one do not pay for its tests */
+static inline __attribute__((always_inline)) int ev_msg_mode(sim *s, ev e, const int xmode)
 {
     const uint32_t h = e.host;
     srank *k = &s->rk[h];
@@ -807,15 +851,31 @@ static int ev_msg(sim *s, ev e)
     double by = s1 * p->O > s1 * p->G ? s1 * p->O : s1 * p->G;
     if (s1 < 0) /* LogGOPSim: the unsigned max of (2^64-1)O and (2^64-1)G is -(the smaller non-zero one) */
         by = p->O > 0 && p->G > 0 ? -(p->O < p->G ? p->O : p->G) : -(p->O + p->G);
-    /* the first posted receive from the sender */
-    uint32_t prev = 0, n = k->rq;
-    while (n && s->prqs[n - 1].src != rm->src) {
-        prev = n;
-        n = s->prqs[n - 1].next;
+    /* the receive it meets: a parked message's, or the first posted receive from the sender */
+    uint32_t prev = 0, n = 0, rcv = xmode ? rm->rcv : 0;
+    if (!rcv) {
+        n = k->rq;
+        while (n && s->prqs[n - 1].src != rm->src) {
+            prev = n;
+            n = s->prqs[n - 1].next;
+        }
+        rcv = n ? s->prqs[n - 1].op + 1 : 0;
     }
     int64_t xw = -1;
-    if (__builtin_expect(n && s->xpair && p->has_x, 0))
-        xw = take_exchange(s, h, s->prqs[n - 1].op, t, rm, port, rail, p, sz, s1, by);
+    if (xmode && p->has_x) {
+        if (!rcv && will_pair(s, h, rm->src)) { /* park it until its receive is posted */
+            rm->parked = 1;
+            rm->next = 0;
+            if (k->uq_tail)
+                s->recs[k->uq_tail - 1].next = e.x;
+            else
+                k->uq = e.x;
+            k->uq_tail = e.x;
+            return 0;
+        }
+        if (rcv)
+            xw = take_exchange(s, h, rcv - 1, t, rm, port, rail, p, sz, s1, by);
+    }
     uint32_t who = (uint32_t)xw;
     if (xw < 0) {
         who = hop_log(s, t, h, KP_SIM_HOP_TAKE, rm->src, sz, bc->who);
@@ -829,17 +889,19 @@ static int ev_msg(sim *s, ev e)
     }
     if (rail)
         *rail = *port;
-    if (n) {
-        prq *pr = &s->prqs[n - 1];
-        const uint32_t rop_i = pr->op;
-        if (prev)
-            s->prqs[prev - 1].next = pr->next;
-        else
-            k->rq = pr->next;
-        if (k->rq_tail == n)
-            k->rq_tail = prev;
-        pr->next = s->prqfree;
-        s->prqfree = n;
+    if (rcv) {
+        const uint32_t rop_i = rcv - 1;
+        if (n) {
+            prq *pr = &s->prqs[n - 1];
+            if (prev)
+                s->prqs[prev - 1].next = pr->next;
+            else
+                k->rq = pr->next;
+            if (k->rq_tail == n)
+                k->rq_tail = prev;
+            pr->next = s->prqfree;
+            s->prqfree = n;
+        }
         const int64_t rs = op_len(s, *rop(s, h, rop_i));
         if (rs != sz)
             return match_err(s, rm->src, h, sz, rs);
@@ -861,6 +923,16 @@ static int ev_msg(sim *s, ev e)
         k->uq = e.x;
     k->uq_tail = e.x;
     return 0;
+}
+
+static __attribute__((noinline)) int ev_msg_x(sim *s, ev e)
+{
+    return ev_msg_mode(s, e, 1);
+}
+
+static int ev_msg(sim *s, ev e)
+{
+    return s->xpair ? ev_msg_x(s, e) : ev_msg_mode(s, e, 0);
 }
 
 static clk *post_slot(sim *s, uint32_t q, uint32_t n)

@@ -378,6 +378,22 @@ static void test_measured_exchange(void)
         CHECK_NS(sum, r.max_ns);
         kp_sim_result_free(&r);
     }
+    /* recursive_doubling P = 2, 100 B, skew 100: round 0 a copy, round 1
+     * the exchange. Rank 0: copy 0..17.5, send at 17.5 (CPU 417.5, arrival
+     * 117.5). Rank 1: copy 100..117.5; rank 0's message arrives at 117.5,
+     * before rank 1's round 1 posts its receive; that receive is paired, so
+     * the message is parked (not taken in). Rank 1's round 1 at 117.5: send
+     * (CPU 517.5, arrival 217.5), its receive meets the parked message,
+     * taken in once the CPU is free: max(117.5 + 200, 517.5 + 250) = 767.5,
+     * less 100 -> 667.5 (taken in at arrival by LogGP's rule, it would end
+     * at 617.5). Rank 0 takes rank 1's message at 417.5: max(217.5 + 200,
+     * 417.5 + 250) = 667.5. */
+    kp_sim_config c = xcfg("recursive_doubling", 2, 1, -300);
+    c.m.call = (kp_callcost){.fixed = 0, .skew = 100};
+    kp_sim_result r = run(&c);
+    CHECK_NS(r.rank_ns[0], 667.5);
+    CHECK_NS(r.rank_ns[1], 667.5);
+    kp_sim_result_free(&r);
 }
 
 /* a builder's refusal is reported, not an error */
