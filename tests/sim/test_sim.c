@@ -323,7 +323,9 @@ static void test_determinism(void)
  * another, nothing pairs. Round 0: send 0..400, copy 400..417.5, message
  * (arrived at 100) taken in at 417.5 -> 617.5, receive gap 917.5; round 1:
  * send at 617.5 (CPU 1017.5, arrival 717.5), taken in at max(1017.5,
- * 917.5) -> 1217.5. */
+ * 917.5) -> 1217.5 (the model's value too; `kport-check --predict` on this
+ * machine gives every value here but the split's: its order is the only
+ * place the two engines' rules differ on these cases). */
 static kp_sim_config xcfg(const char *spec, int P, int has_x, double L)
 {
     kp_sim_config c = cfg(KP_COLL_ALLGATHER, spec, P, 100, 0, 0, 0, 0, 0, -1);
