@@ -4,7 +4,8 @@
  *
  *   mpirun -np P kport-bench strided [--ops put,get,acc] [--pattern one,pairs]
  *                                    [--shapes square,tall,wide] [-i N] [-x N] [-c]
- *                                    [--format json]
+ *                                    [--order blocks|interleave|seq|rev]
+ *                                    [--state asleft|own|touched] [--format json]
  *   mpirun -np 2 kport-bench strided --calibrate [-o FILE]
  *
  * Sections are 2-D blocks of a row-major matrix (count = {chunk bytes,
@@ -25,7 +26,19 @@
  * kp_strided_set_method) and auto, and "armci": ARMCI_PutS / ARMCI_GetS /
  * ARMCI_AccS on ARMCI_Malloc'd memory, when kport-bench was built with
  * ARMCI-MPI of the same MPI (libarmci-mpi-dev; else the column is absent
- * and the header says why). Variants alternate shape by shape.
+ * and the header says why).
+ * Order (--order): blocks (default): rounds of up to 10 timed repetitions;
+ * in each round every variant runs its -x warm-up repetitions then its
+ * timed ones (direct, datatype, pack, armci, auto), so every variant is
+ * timed in the state its own operations leave its buffers (as in a
+ * program calling one library), drift of the machine hits all variants
+ * alike, and auto and armci both follow the other library's window. interleave: each repetition runs every variant once;
+ * seq / rev: all repetitions of one variant, then the next (direct first /
+ * armci first; seq was the order before blocks). --state (untimed, before
+ * each repetition): asleft (default), own (one more operation of the same
+ * variant), touched (every rank reads its origin buffer and its memory of
+ * the variant's window). interleave, seq, rev and --state are there to
+ * show how much the order moves the 1 MiB rows (docs/PERFORMANCE.md).
  * Accumulate: doubles, scale 2.0.
  *
  * -c: after each variant's timed calls, a fresh check: put: the target
@@ -40,7 +53,7 @@
  * pattern, shape, variant): "coll": "strided", "op", "pattern", "shape",
  * "chunk_bytes", "chunks", "bytes", "variant", "ran" (auto: the method it
  * chose), "median_us", "min_us", "bandwidth_MBps", "P", "mpi", "validated",
- * "errors", "status" ("ok" or "failed"), "rc" (the first failing KP_* code).
+ * "order", "errors", "status" ("ok" or "failed"), "rc" (the first failing KP_* code).
  *
  * --calibrate: at P = 2, measures the cost model's parameters between ranks
  * 0 and 1 (docs/PARAMETERS.md, "rma"): t0, tn, ts (direct puts of 1 x 8 B,
@@ -86,9 +99,14 @@ static const shape all_shapes[] = {
 };
 #define NSHAPES ((int)(sizeof(all_shapes) / sizeof(all_shapes[0])))
 
+enum { ORD_BLOCKS, ORD_INTERLEAVE, ORD_SEQ, ORD_REV };
+static const char *const order_names[4] = {"blocks", "interleave", "seq", "rev"};
+enum { ST_ASLEFT, ST_OWN, ST_TOUCHED };
+static const char *const state_names[3] = {"asleft", "own", "touched"};
+
 typedef struct opts {
     int ops[NOPS], pats[2], kinds[3];
-    int iters, warmup, check, json, calibrate;
+    int iters, warmup, check, json, calibrate, order, state;
     const char *out;
 } opts;
 
@@ -105,11 +123,14 @@ static void usage(FILE *f, const void *arg)
     if (kb_rank != 0)
         return;
     fprintf(f, "Usage: kport-bench strided [--ops put,get,acc] [--pattern one,pairs] [--shapes square,tall,wide]\n"
-               "                           [-i N] [-x N] [-c] [--format json]\n"
+               "                           [-i N] [-x N] [-c] [--order blocks|interleave|seq|rev]\n"
+               "                           [--state asleft|own|touched] [--format json]\n"
                "       kport-bench strided --calibrate [-o FILE]      (2 ranks)\n"
                "Strided put/get/accumulate of 2-D sections: kport's direct, datatype, pack and auto\n"
                "beside ARMCI-MPI's ARMCI_PutS/GetS/AccS; -i / -x timed / warm-up iterations\n"
-               "(default 30 / 5); -c validates every variant.\n");
+               "(default 30 / 5; blocks: -x warm-up before every round); -c validates every variant;\n"
+               "--order blocks (default): rounds of 10 timed repetitions per variant; --state: what\n"
+               "runs before each repetition (untimed).\n");
 }
 
 static int parse_list(const char *s, const char *const *names, int n, int *sel)
@@ -263,36 +284,121 @@ static long long check_var(const run *r, int pattern)
     return sum;
 }
 
-/* median time of one (op, pattern, shape, variant); *ran: auto's method */
-static kb_stat measure(const run *r, int pattern, const opts *o, char *ran, int *rc_out)
+/* --state touched: every rank reads the section's extent of its origin
+ * buffer and of its own memory of the variant's window before each
+ * repetition (untimed): both in the caches of their owners */
+static volatile unsigned char touch_sink;
+
+static void touch(const run *r)
 {
-    double *t = malloc(sizeof(double) * (size_t)o->iters), *mx = malloc(sizeof(double) * (size_t)o->iters);
-    int rc = KP_SUCCESS;
+    MPI_Aint ext = (r->sh->chunk + PAD) * (r->sh->rows - 1) + r->sh->chunk;
+    const unsigned char *a = (const unsigned char *)r->lbuf, *b = (const unsigned char *)var_base(r->var);
+    unsigned char acc = 0;
+#ifdef KPORT_HAVE_ARMCI
+    if (r->var == 4)
+        ARMCI_Access_begin(var_base(4));
+#endif
+    for (MPI_Aint i = 0; i < ext; i += 64)
+        acc = (unsigned char)(acc + a[i] + b[i]);
+#ifdef KPORT_HAVE_ARMCI
+    if (r->var == 4)
+        ARMCI_Access_end(var_base(4));
+#endif
+    touch_sink = acc;
+}
+
+/* One repetition of variant v: the state --state asks for (untimed), a
+ * barrier, this rank's operations to all its peers with their fences.
+ * Returns the time per peer (0 on a rank that only waits). */
+static double one_rep(run *r, int v, int pattern, const opts *o, int *rc)
+{
     int active = pattern == PAT_PAIRS || kb_rank == 0;
-    int npeers = P - 1;
-    if (r->var < 4)
-        kp_strided_set_method(var_names[r->var]);
-    for (int it = -o->warmup; it < o->iters; it++) {
-        var_barrier(r->var);
-        double t0 = MPI_Wtime();
+    if (v < 4)
+        kp_strided_set_method(var_names[v]);
+    if (o->state == ST_TOUCHED)
+        touch(&r[v]);
+    if (o->state == ST_OWN) {
+        var_barrier(v);
         if (active)
-            for (int d = 1; d < P && rc == KP_SUCCESS; d++)
-                rc = do_op(r, (kb_rank + d) % P);
-        double dt = (MPI_Wtime() - t0) / (npeers > 0 ? npeers : 1);
-        if (it >= 0)
-            t[it] = active ? dt : 0.0;
+            for (int d = 1; d < P && *rc == KP_SUCCESS; d++)
+                *rc = do_op(&r[v], (kb_rank + d) % P);
     }
-    var_barrier(r->var);
-    snprintf(ran, 16, "%s", r->var == 4 ? "armci" : kp_strided_last_method());
-    kb_reduce_max(t, mx, o->iters, MPI_COMM_WORLD);
-    kb_stat s = kb_stats(mx, o->iters);
-    MPI_Bcast(&s, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    int any = rc;
-    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    *rc_out = any;
+    var_barrier(v);
+    double t0 = MPI_Wtime();
+    if (active)
+        for (int d = 1; d < P && *rc == KP_SUCCESS; d++)
+            *rc = do_op(&r[v], (kb_rank + d) % P);
+    double dt = (MPI_Wtime() - t0) / (P > 1 ? P - 1 : 1);
+    /* untimed: the pack method's target unpacks in kp_win_barrier, which
+     * the next variant's barrier may not be */
+    if (o->order == ORD_BLOCKS || o->order == ORD_INTERLEAVE)
+        var_barrier(v);
+    return active ? dt : 0.0;
+}
+
+/* The variants' timed repetitions, in the order --order says:
+ *   blocks (default): rounds of up to BLOCK timed repetitions; in each
+ *     round every variant runs its -x warm-up repetitions, then its timed
+ *     ones, in the order direct, datatype, pack, armci, auto: each variant
+ *     is timed in the state its own operations leave (what a program
+ *     calling one library sees), drift of the machine is spread over all
+ *     variants, and auto and armci both follow the other library (a 4 MiB
+ *     section on one window slows the next few operations on another);
+ *   interleave: each repetition runs every variant once, the first one
+ *     rotating (a variant then mostly follows the same other one: the
+ *     four kport variants share a window and ARMCI-MPI follows a kport
+ *     variant, unfair for sections that fill the caches; kept to show it);
+ *   seq / rev: all repetitions of one variant, then the next, direct ..
+ *     armci or armci .. direct (seq: the bench's order before blocks).
+ * st[v]: median etc. over repetitions of the maximum over ranks; ran[v]:
+ * the method auto ran; rcs[v]: the first failing KP_* code on any rank. */
+#define BLOCK 10
+static void measure(run *r, int nvar, int pattern, const opts *o, kb_stat *st, char ran[][16], int *rcs)
+{
+    int n = o->iters;
+    double *t = malloc(sizeof(double) * (size_t)n * MAXV), *mx = malloc(sizeof(double) * (size_t)n);
+    int rc[MAXV] = {0};
+    if (o->order == ORD_BLOCKS) {
+        /* the same cycle every round: armci after pack, auto after armci
+         * (the compared pair both start on the other library's heels) */
+        static const int cycle[MAXV] = {0, 1, 2, 4, 3};
+        for (int round = 0; round * BLOCK < n; round++)
+            for (int k = 0; k < MAXV; k++) {
+                int v = cycle[k];
+                if (v >= nvar)
+                    continue;
+                for (int it = round * BLOCK - o->warmup; it < n && it < (round + 1) * BLOCK; it++) {
+                    double dt = one_rep(r, v, pattern, o, &rc[v]);
+                    if (it >= round * BLOCK)
+                        t[(size_t)v * (size_t)n + (size_t)it] = dt;
+                }
+                if (v == 3)
+                    snprintf(ran[3], 16, "%s", kp_strided_last_method());
+            }
+    } else {
+        int inter = o->order == ORD_INTERLEAVE, blocks = inter ? 1 : nvar;
+        for (int b = 0; b < blocks; b++)
+            for (int it = -o->warmup; it < n; it++)
+                for (int k = 0; k < (inter ? nvar : 1); k++) {
+                    int v = inter ? (it + o->warmup + k) % nvar : o->order == ORD_SEQ ? b : nvar - 1 - b;
+                    double dt = one_rep(r, v, pattern, o, &rc[v]);
+                    if (v == 3)
+                        snprintf(ran[3], 16, "%s", kp_strided_last_method());
+                    if (it >= 0)
+                        t[(size_t)v * (size_t)n + (size_t)it] = dt;
+                }
+    }
+    for (int v = 0; v < nvar; v++) {
+        var_barrier(v);
+        if (v != 3)
+            snprintf(ran[v], 16, "%s", var_names[v]);
+        kb_reduce_max(t + (size_t)v * (size_t)n, mx, n, MPI_COMM_WORLD);
+        st[v] = kb_stats(mx, n);
+        MPI_Bcast(&st[v], 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        MPI_Allreduce(&rc[v], &rcs[v], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    }
     free(t);
     free(mx);
-    return s;
 }
 
 static void table_head(const opts *o, int op, int pattern, int nvar)
@@ -326,6 +432,7 @@ static int bench_main(const opts *o)
 #else
         printf("# armci: not built (%s)\n", KPORT_ARMCI_WHY);
 #endif
+        printf("# order: %s, state: %s\n", order_names[o->order], state_names[o->state]);
     }
     for (int op = 0; op < NOPS; op++) {
         if (!o->ops[op])
@@ -343,11 +450,16 @@ static int bench_main(const opts *o)
                 char ran[MAXV][16];
                 long long errs[MAXV] = {0};
                 int rcs[MAXV] = {0};
+                run r[MAXV];
+                for (int v = 0; v < nvar; v++)
+                    r[v] = (run){op, v, sh, lbuf};
+                measure(r, nvar, pattern, o, st, ran, rcs);
                 for (int v = 0; v < nvar; v++) {
-                    run r = {op, v, sh, lbuf};
-                    st[v] = measure(&r, pattern, o, ran[v], &rcs[v]);
-                    if (o->check)
-                        errs[v] = check_var(&r, pattern);
+                    if (o->check) {
+                        if (v < 4)
+                            kp_strided_set_method(var_names[v]);
+                        errs[v] = check_var(&r[v], pattern);
+                    }
                     if (rcs[v] || errs[v])
                         failed = 1;
                 }
@@ -364,10 +476,10 @@ static int bench_main(const opts *o)
                         printf("{\"coll\": \"strided\", \"op\": \"%s\", \"pattern\": \"%s\", \"shape\": \"%s\", "
                                "\"chunk_bytes\": %lld, \"chunks\": %lld, \"bytes\": %lld, \"variant\": \"%s\", "
                                "\"ran\": \"%s\", \"median_us\": %.3f, \"min_us\": %.3f, \"bandwidth_MBps\": %.1f, "
-                               "\"P\": %d, \"mpi\": ",
+                               "\"P\": %d, \"order\": \"%s\", \"mpi\": ",
                                op_names[op], pattern == PAT_ONE ? "one" : "pairs", sh->kind, (long long)sh->chunk,
                                (long long)sh->rows, (long long)bytes, var_names[v], ran[v], st[v].median * 1e6,
-                               st[v].min * 1e6, (double)bytes / st[v].median / 1e6, P);
+                               st[v].min * 1e6, (double)bytes / st[v].median / 1e6, P, order_names[o->order]);
                         kb_json_string(stdout, mpi);
                         printf(", \"validated\": %s, \"errors\": %lld, \"status\": \"%s\", \"rc\": %d}\n",
                                o->check ? "true" : "false", errs[v], (errs[v] || rcs[v]) ? "failed" : "ok", rcs[v]);
@@ -589,6 +701,16 @@ static int strided_main(int argc, char **argv)
         } else if ((v = kb_long_option(argc, argv, &i, "--shapes", usage, NULL))) {
             if (parse_list(v, kind_names, 3, o.kinds))
                 kb_bad_usage(usage, NULL, "bad --shapes \"%s\" (square,tall,wide)", v);
+        } else if ((v = kb_long_option(argc, argv, &i, "--order", usage, NULL))) {
+            int sel[4];
+            if (parse_list(v, order_names, 4, sel) || sel[0] + sel[1] + sel[2] + sel[3] != 1)
+                kb_bad_usage(usage, NULL, "bad --order \"%s\" (blocks, interleave, seq or rev)", v);
+            o.order = sel[1] ? ORD_INTERLEAVE : sel[2] ? ORD_SEQ : sel[3] ? ORD_REV : ORD_BLOCKS;
+        } else if ((v = kb_long_option(argc, argv, &i, "--state", usage, NULL))) {
+            int sel[3];
+            if (parse_list(v, state_names, 3, sel) || sel[0] + sel[1] + sel[2] != 1)
+                kb_bad_usage(usage, NULL, "bad --state \"%s\" (asleft, own or touched)", v);
+            o.state = sel[1] ? ST_OWN : sel[2] ? ST_TOUCHED : ST_ASLEFT;
         } else if ((v = kb_long_option(argc, argv, &i, "--format", usage, NULL))) {
             if (strcmp(v, "json") && strcmp(v, "text"))
                 kb_bad_usage(usage, NULL, "bad --format \"%s\" (json or text)", v);
