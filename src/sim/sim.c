@@ -753,14 +753,24 @@ static int ev_recv(sim *s, ev e)
 static int will_pair(const sim *s, uint32_t h, uint32_t src)
 {
     const srank *k = &s->rk[h];
-    uint32_t u = 0;
-    for (uint32_t m = k->uq; m; m = s->recs[m - 1].next)
-        u += s->recs[m - 1].src == src;
     const uint32_t n = (uint32_t)(s->base[h + 1] - s->base[h]);
+    const uint32_t from = k->rposted > k->cur ? k->rposted : k->cur;
     uint32_t end = round_end(s, h, k->cur);
     if (end < n)
         end = round_end(s, h, end);
-    for (uint32_t i = k->rposted > k->cur ? k->rposted : k->cur; i < end; i++) {
+    uint32_t c = 0; /* unposted receives from src in the window: most early messages meet none */
+    for (uint32_t i = from; i < end; i++) {
+        const sop *o = rop(s, h, i);
+        c += (o->meta & M_KIND) == S_RECV && o->peer == src;
+    }
+    if (!c)
+        return 0;
+    uint32_t u = 0;
+    for (uint32_t m = k->uq; m && u < c; m = s->recs[m - 1].next)
+        u += s->recs[m - 1].src == src;
+    if (u >= c)
+        return 0;
+    for (uint32_t i = from; i < end; i++) {
         const sop *o = rop(s, h, i);
         if ((o->meta & M_KIND) == S_RECV && o->peer == src && u-- == 0)
             return s->xpair[s->base[h] + i] != 0;
@@ -1286,7 +1296,21 @@ static int pair_exchanges(sim *s)
                 ns += kind == S_SEND;
                 nr += kind == S_RECV;
             }
-            if (ns && nr) {
+            if (ns && nr && ns * nr <= 64) { /* small rounds: the k-th receive from q meets the k-th send to q */
+                for (uint32_t j = b; j < e; j++) {
+                    const sop *o = rop(s, h, j);
+                    if ((o->meta & M_KIND) != S_RECV)
+                        continue;
+                    uint32_t kq = 0;
+                    for (uint32_t i = b; i < j; i++)
+                        kq += (rop(s, h, i)->meta & M_KIND) == S_RECV && rop(s, h, i)->peer == o->peer;
+                    for (uint32_t i = b; i < e; i++)
+                        if ((rop(s, h, i)->meta & M_KIND) == S_SEND && rop(s, h, i)->peer == o->peer && kq-- == 0) {
+                            s->xpair[s->base[h] + j] = i + 1;
+                            break;
+                        }
+                }
+            } else if (ns && nr) {
                 if (ns + nr > cap && grow(s, (void **)&buf, &cap, ns + nr, sizeof(xop))) {
                     rc = nomem(s);
                     break;
