@@ -377,7 +377,7 @@ static void measure(run *r, int nvar, int pattern, const opts *o, kb_stat *st, c
             }
     } else {
         int inter = o->order == ORD_INTERLEAVE, blocks = inter ? 1 : nvar;
-        for (int b = 0; b < blocks; b++)
+        for (int b = 0; b < blocks; b++) {
             for (int it = -o->warmup; it < n; it++)
                 for (int k = 0; k < (inter ? nvar : 1); k++) {
                     int v = inter ? (it + o->warmup + k) % nvar : o->order == ORD_SEQ ? b : nvar - 1 - b;
@@ -387,6 +387,11 @@ static void measure(run *r, int nvar, int pattern, const opts *o, kb_stat *st, c
                     if (it >= 0)
                         t[(size_t)v * (size_t)n + (size_t)it] = dt;
                 }
+            /* seq / rev: the variant's own barrier before the next one's
+             * (auto may have run pack, whose target unpacks in it) */
+            if (!inter)
+                var_barrier(o->order == ORD_SEQ ? b : nvar - 1 - b);
+        }
     }
     for (int v = 0; v < nvar; v++) {
         var_barrier(v);
