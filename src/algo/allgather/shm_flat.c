@@ -17,8 +17,9 @@
  * Memory: shared P * chunk (one chunk) or 2 * P * chunk bytes per call,
  * slots rounded up to 128 bytes so no two ranks write one cache line.
  * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
- * Parameter chunk_kb: chunk size in KiB (0: whole block up to 256 KiB,
- * else 128 KiB).
+ * Parameter chunk_kb: chunk size in KiB (0: whole block up to 512 KiB,
+ * else 128 KiB: at P = 2 a whole block of 512 KiB ran 6% faster than four
+ * chunks of 128 KiB, and 1 MiB in chunks of 128 KiB 10% faster than whole).
  *
  * Blocks of at most KP_LINE - 8 = 248 bytes travel in the rank's flag line
  * (KP_BUF_LINE, post_line / wait_line): the flag and the first 56 bytes
@@ -38,7 +39,7 @@ int64_t kp_shm_flat_chunk(int64_t m, const kp_params *prm)
 {
     if (prm->chunk_kb > 0)
         return (int64_t)prm->chunk_kb << 10;
-    return m <= ((int64_t)256 << 10) ? m : (int64_t)128 << 10;
+    return m <= ((int64_t)512 << 10) ? m : (int64_t)128 << 10;
 }
 
 int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)

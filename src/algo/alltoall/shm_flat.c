@@ -22,13 +22,13 @@
  * Rows of at most KP_LINE - 8 = 248 bytes travel in the rank's flag line
  * (KP_BUF_LINE), so a waiting peer fetches flag and data together.
  *
- * Blocks larger than the chunk (kp_shm_flat_chunk: 128 KiB above 256 KiB,
+ * Blocks larger than the chunk (kp_shm_flat_chunk: 128 KiB above 512 KiB,
  * or chunk_kb) are pipelined as the all-gather's are: chunk i of every
  * peer block goes through slot set i%2 of the rank's row, and chunk i+1 is
  * copied in right after chunk i was copied out, so the working set stays
- * in cache. Unpipelined, a 1 MiB block cost 134-192 us at P = 2 where
- * 512 KiB cost 40-45 (three copies of 1 MiB leave the caches; the memcpy
- * reference moves 2 MiB in 53-57 us). A rank writes slot set i%2 again
+ * in cache. At P = 2 with 1 MiB blocks: 92-95 us pipelined, 134-142 us
+ * whole (three copies of 1 MiB leave the caches; the memcpy reference
+ * moves 2 MiB in 51-57 us), native 157-168 us (Open MPI and MPICH). A rank writes slot set i%2 again
  * (chunk i+2) only after every peer posted chunk i+1, which it does after
  * reading chunk i.
  *
