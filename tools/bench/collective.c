@@ -6,7 +6,7 @@
  *
  *   mpirun -np P kport-bench allgather|barrier|gather|alltoall
  *                            [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-r ROOT]
- *                            [-a native,bruck:k=3,...] [--b2b N] [--format json]
+ *                            [-a native,bruck:k=3,...] [--b2b N] [--rounds R] [--format json]
  *                            [--predict PARAMS.json] [--transports p2p,rma,...]
  *
  * Options and text output follow the OSU Micro-Benchmarks (-m, -i, -x, -f,
@@ -19,8 +19,16 @@
  * the loop (one MPI_Reduce per algorithm and size), so each iteration's
  * latency is that of the slowest rank; the report is the median over
  * iterations (-f adds min / avg / max over iterations). For fairness the
- * algorithms are interleaved: for each size, each algorithm runs its
- * warmup and iterations in turn.
+ * algorithms take turns (--rounds R, default 10): for each size, round k
+ * runs every algorithm's share of the iterations (-i / R) after its own
+ * warm-up (all of -x in the first round, a tenth of it, at least 2, in the
+ * others). Run one after the other instead (--rounds 1), an algorithm's
+ * median moved with its place in the list: the first kport algorithm
+ * after the native one measured 1.15-1.2x what the same algorithm forced
+ * again later in the list did (gather 128 KiB, P = 2: 8.5 against 7.1 us,
+ * all 300 iterations), and a slow phase of the virtual machine fell on
+ * whichever algorithm was running; in turns, auto and the algorithm it
+ * runs measure alike (7.86 against 7.86 us).
  *
  * Back-to-back (--b2b N): every iteration above describes an isolated
  * call (barrier, then one call on a quiet machine). Applications call
@@ -92,6 +100,7 @@
 #define KB_DEF_ITERS_LARGE 100
 #define KB_DEF_WARMUP 100
 #define KB_DEF_WARMUP_LARGE 10
+#define KB_DEF_ROUNDS 10
 #define KB_DEF_MIN 1
 #define KB_DEF_MAX 1048576
 #define KB_MAX_SIZES 80
@@ -118,6 +127,7 @@ typedef struct options {
     int iters, iters_large, warmup, warmup_large;
     int full, check, json;
     int b2b;            /* --b2b N: calls per back-to-back batch; 0: isolated calls */
+    int rounds;         /* --rounds R: the algorithms take turns, R rounds per size */
     int root, root_set; /* -r (gather) */
     int nalgs, cap;
     alg_entry *algs;
@@ -160,6 +170,8 @@ static void usage(FILE *f, const void *arg)
             "  --b2b N       back-to-back: time batches of N calls, the send buffer rewritten with\n"
             "                the call's data before each call (its cost measured alone and\n"
             "                subtracted); -i / -x then count calls, ceil(-i / N) batches\n"
+            "  --rounds R    per size, the algorithms take turns in R rounds, each round with its\n"
+            "                own warm-up (default %d; 1: each algorithm's iterations in one block)\n"
             "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
             "  --predict F   beside every kport median, the cost model's prediction from the machine\n"
             "                parameter file F (kport-bench loggp writes it) and predicted / measured\n"
@@ -168,7 +180,7 @@ static void usage(FILE *f, const void *arg)
             "Latency of one iteration (batch) is the maximum over ranks; the table shows the\n"
             "median over iterations (batches, per call), in microseconds.\n",
             KB_DEF_MIN, KB_DEF_MAX, KB_DEF_ITERS, KB_DEF_ITERS_LARGE, KB_LARGE_MSG, KB_DEF_WARMUP,
-            KB_DEF_WARMUP_LARGE, KB_LARGE_MSG);
+            KB_DEF_WARMUP_LARGE, KB_LARGE_MSG, KB_DEF_ROUNDS);
     for (int c = 0; c < kb_ncommands; c++) {
         const kb_coll *bc = coll ? coll : kb_commands[c]->coll;
         if (bc && bc->kcoll >= 0) {
@@ -368,6 +380,7 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
     o->iters_large = KB_DEF_ITERS_LARGE;
     o->warmup = KB_DEF_WARMUP;
     o->warmup_large = KB_DEF_WARMUP_LARGE;
+    o->rounds = KB_DEF_ROUNDS;
     const char *alist[64];
     int nalist = 0;
 
@@ -406,6 +419,11 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
         if ((val = kb_long_option(argc, argv, &i, "--b2b", usage, coll))) {
             if (kb_parse_int(val, 1, &o->b2b))
                 bad_usage(o, "bad --b2b \"%s\" (calls per batch, an integer >= 1)", val);
+            continue;
+        }
+        if ((val = kb_long_option(argc, argv, &i, "--rounds", usage, coll))) {
+            if (kb_parse_int(val, 1, &o->rounds) || o->rounds > 1000)
+                bad_usage(o, "bad --rounds \"%s\" (an integer 1..1000)", val);
             continue;
         }
         if (a[0] != '-' || a[1] == '\0' || a[1] == '-')
@@ -570,15 +588,18 @@ static size_t memcpy_bytes(const options *o, const kb_ctx *cx)
     return rb;
 }
 
-static void run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double *times, double *maxes,
-                       result *r, MPI_Comm sync)
+/* memcpy's iterations of one round: warm untimed, then iters timed into times. */
+static int run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double *times, result *r, MPI_Comm sync)
 {
     size_t rb = memcpy_bytes(o, cx);
     unsigned char *src = malloc(rb ? rb : 1);
-    if (!src) {
+    int ok = src != NULL, gok;
+    MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, sync);
+    if (!gok) {
+        free(src);
         r->status = RES_ERR;
         snprintf(r->msg, sizeof(r->msg), "out of memory for %zu bytes", rb);
-        return;
+        return 1;
     }
     memset(src, 0x5a, rb);
     for (int it = 0; it < warm + iters; it++) {
@@ -590,12 +611,7 @@ static void run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double
             times[it - warm] = t1 - t0;
     }
     free(src);
-    snprintf(r->ran, sizeof(r->ran), "memcpy");
-    r->ran_known = 1;
-    r->iters = iters;
-    kb_reduce_max(times, maxes, iters, sync);
-    if (cx->rank == 0)
-        r->t = kb_stats(maxes, iters);
+    return 0;
 }
 
 /* Remember this rank's first failing return code and its message. */
@@ -638,10 +654,12 @@ static int first_call_decides(const kb_coll *bc, const alg_entry *a, int rc, int
 /* Isolated calls: per iteration (with -c: write the send buffer, poison
  * the receive buffer), barrier, t0, one call, t1 (with -c: check). */
 static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int warm, int iters, int moves,
-                         double *times, long long *bad, int *failed, char *errmsg, result *r, MPI_Comm sync)
+                         int first, int base, double *times, long long *bad, int *failed, char *errmsg, result *r,
+                         MPI_Comm sync)
 {
     const kb_coll *bc = o->coll;
-    for (int it = 0; it < warm + iters; it++) {
+    for (int i = 0; i < warm + iters; i++) {
+        const int it = base + i; /* the call's number over all rounds: its data pattern (-c) */
         if (o->check && bc->write_send)
             bc->write_send(cx, it);
         if (o->check && bc->poison_recv)
@@ -651,12 +669,12 @@ static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int w
         int rc = bc->run(cx);
         double t1 = MPI_Wtime();
         note_failure(a, rc, failed, errmsg);
-        if (it == 0 && first_call_decides(bc, a, rc, moves, errmsg, r, sync))
+        if (first && i == 0 && first_call_decides(bc, a, rc, moves, errmsg, r, sync))
             return 1;
         if (o->check && bc->check)
             *bad += bc->check(cx, it);
-        if (it >= warm)
-            times[it - warm] = t1 - t0;
+        if (i >= warm)
+            times[i - warm] = t1 - t0;
     }
     return 0;
 }
@@ -670,7 +688,8 @@ static int b2b_iter(const options *o, int b, int j) { return 1 + b * o->b2b + j;
  * with the call's pattern, one call), t1 (with -c: check the last call).
  * memcpy: the same with memcpy(rbuf, src, P*size) as the call. */
 static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatches, int batches, int moves,
-                    double *times, long long *bad, int *failed, char *errmsg, result *r, MPI_Comm sync)
+                    int first, int base, double *times, long long *bad, int *failed, char *errmsg, result *r,
+                    MPI_Comm sync)
 {
     const kb_coll *bc = o->coll;
     const int check = o->check && !a->is_memcpy;
@@ -687,7 +706,7 @@ static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatch
             return 1;
         }
         memset(src, 0x5a, rb);
-    } else {
+    } else if (first) {
         if (bc->write_send)
             bc->write_send(cx, 0);
         if (check && bc->poison_recv)
@@ -700,7 +719,8 @@ static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatch
         if (check && bc->check)
             *bad += bc->check(cx, 0);
     }
-    for (int b = 0; b < wbatches + batches; b++) {
+    for (int bi = 0; bi < wbatches + batches; bi++) {
+        const int b = base + bi; /* the batch's number over all rounds: its data pattern */
         const int last = b2b_iter(o, b, o->b2b - 1);
         if (check && bc->poison_recv)
             bc->poison_recv(cx, last);
@@ -719,8 +739,8 @@ static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatch
         double t1 = MPI_Wtime();
         if (check && bc->check)
             *bad += bc->check(cx, last);
-        if (b >= wbatches)
-            times[b - wbatches] = t1 - t0;
+        if (bi >= wbatches)
+            times[bi - wbatches] = t1 - t0;
     }
     free(src);
     return 0;
@@ -746,75 +766,125 @@ static double measure_rewrite(const options *o, kb_ctx *cx, int wbatches, int ba
     return cx->rank == 0 ? kb_stats(maxes, batches).median : 0.0;
 }
 
-/* One (algorithm, size): warm / iters are iterations (isolated) or
- * batches (--b2b); rewrite is measure_rewrite()'s time per batch. */
-static void run_one(const options *o, kb_ctx *cx, alg_entry *a, int warm, int iters, double rewrite,
-                    double *times, double *maxes, result *r, MPI_Comm sync)
+/* One (algorithm, size) over the rounds: what is kept between them. */
+typedef struct run_state {
+    int done;              /* iterations (batches) timed so far */
+    int calls;             /* iterations (batches) run so far, warm-up included: the next one's data pattern */
+    int stop;              /* refused or failed at its first call, or out of memory: no more rounds */
+    int moves;             /* the call moves data (kport records what it ran) */
+    int failed;            /* this rank's first failing return code */
+    long long bad;         /* wrong bytes (-c) */
+    char errmsg[KB_ERR_LEN];
+    char ran[KB_NAME_LEN - 8]; /* auto: what kport ran, right after its calls ("auto(...)" fits in a result) */
+} run_state;
+
+/* Make a the algorithm of the next calls (a kport algorithm: forced). */
+static int select_alg(const options *o, kb_ctx *cx, const alg_entry *a, result *r)
 {
     const kb_coll *bc = o->coll;
-    memset(r, 0, sizeof(*r));
     cx->native = a->native;
     cx->label = a->label;
     cx->reported = 0;
-    snprintf(r->ran, sizeof(r->ran), "%s", a->native ? "native" : a->spec);
-    if (a->is_memcpy && !o->b2b) {
-        run_memcpy(o, cx, warm, iters, times, maxes, r, sync);
-        return;
+    if (a->native || a->is_memcpy)
+        return 0;
+    int rc = kp_set_algorithm((enum kp_coll)bc->kcoll, a->spec);
+    if (rc != KP_SUCCESS) { /* validated at startup; same on every rank */
+        r->status = RES_ERR;
+        snprintf(r->msg, sizeof(r->msg), "kp_set_algorithm: %s: %s", kp_strerror(rc), kp_last_error());
+        return 1;
     }
-    if (a->is_memcpy) {
-        snprintf(r->ran, sizeof(r->ran), "memcpy");
-        r->ran_known = 1;
-    } else if (!a->native) {
-        int rc = kp_set_algorithm((enum kp_coll)bc->kcoll, a->spec);
-        if (rc != KP_SUCCESS) { /* validated at startup; same on every rank */
-            r->status = RES_ERR;
-            snprintf(r->msg, sizeof(r->msg), "kp_set_algorithm: %s: %s", kp_strerror(rc), kp_last_error());
-            return;
-        }
-    }
+    return 0;
+}
 
-    /* kport records the algorithm only for calls that move data (a 0-byte
-     * all-gather returns at once and leaves kp_last_algorithm as it was). */
-    size_t sb = 0, rb = 0;
-    int moves = !bc->buffers || (bc->buffers(cx->size, cx->P, &sb, &rb) == 0 && (sb > 0 || rb > 0));
-    char errmsg[KB_ERR_LEN] = "";
-    int failed = 0;
-    long long bad = 0;
-    if (o->b2b ? loop_b2b(o, cx, a, warm, iters, moves, times, &bad, &failed, errmsg, r, sync)
-               : loop_isolated(o, cx, a, warm, iters, moves, times, &bad, &failed, errmsg, r, sync))
+/* Round k of (algorithm, size): warm / iters are iterations (isolated)
+ * or batches (--b2b); its times go to times + st->done. The first round
+ * starts the result (and its first call decides n/a or failure). */
+static void run_round(const options *o, kb_ctx *cx, alg_entry *a, int k, int warm, int iters, double *times,
+                      run_state *st, result *r, MPI_Comm sync)
+{
+    const kb_coll *bc = o->coll;
+    if (k == 0) {
+        memset(r, 0, sizeof(*r));
+        memset(st, 0, sizeof(*st));
+        snprintf(r->ran, sizeof(r->ran), "%s", a->native ? "native" : a->spec);
+        if (a->is_memcpy) {
+            snprintf(r->ran, sizeof(r->ran), "memcpy");
+            r->ran_known = 1;
+        }
+        /* kport records the algorithm only for calls that move data (a
+         * 0-byte all-gather returns at once and leaves kp_last_algorithm
+         * as it was). */
+        size_t sb = 0, rb = 0;
+        st->moves = !bc->buffers || (bc->buffers(cx->size, cx->P, &sb, &rb) == 0 && (sb > 0 || rb > 0));
+    }
+    if (st->stop)
         return;
-    if (o->check && bc->selftest && !a->is_memcpy) {
+    if (select_alg(o, cx, a, r)) {
+        st->stop = 1;
+        return;
+    }
+    int stop;
+    if (a->is_memcpy && !o->b2b)
+        stop = run_memcpy(o, cx, warm, iters, times + st->done, r, sync);
+    else if (o->b2b)
+        stop = loop_b2b(o, cx, a, warm, iters, st->moves, k == 0, st->calls, times + st->done, &st->bad, &st->failed,
+                        st->errmsg, r, sync);
+    else
+        stop = loop_isolated(o, cx, a, warm, iters, st->moves, k == 0, st->calls, times + st->done, &st->bad,
+                             &st->failed, st->errmsg, r, sync);
+    if (stop) {
+        st->stop = 1;
+        return;
+    }
+    st->done += iters;
+    st->calls += warm + iters;
+    if (a->is_auto && st->moves) { /* what auto chose at this size */
+        const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
+        snprintf(st->ran, sizeof(st->ran), "%s", ran && *ran ? ran : "?");
+    }
+}
+
+/* After the last round: the untimed self-test (-c), failures, and the
+ * statistics over every round's times (rewrite: measure_rewrite()'s time
+ * per batch). */
+static void finish_alg(const options *o, kb_ctx *cx, alg_entry *a, double rewrite, double *times, double *maxes,
+                       run_state *st, result *r, MPI_Comm sync)
+{
+    const kb_coll *bc = o->coll;
+    if (st->stop && r->status != RES_OK)
+        return; /* n/a or failed: r says why (the same on every rank) */
+    const int iters = st->done;
+    if (o->check && bc->selftest && !a->is_memcpy && !select_alg(o, cx, a, r)) {
         /* untimed; only where every rank's timed calls succeeded */
-        int lf0 = failed != 0, gf0;
+        int lf0 = st->failed != 0, gf0;
         MPI_Allreduce(&lf0, &gf0, 1, MPI_INT, MPI_MAX, sync);
         if (!gf0) {
             int trc = KP_SUCCESS;
-            bad += bc->selftest(cx, sync, &trc);
+            st->bad += bc->selftest(cx, sync, &trc);
             if (trc != KP_SUCCESS) {
                 const char *why = a->native ? "" : kp_last_error();
-                failed = trc;
-                snprintf(errmsg, sizeof(errmsg), "%s test: %s%s%s", bc->name, kp_strerror(trc),
+                st->failed = trc;
+                snprintf(st->errmsg, sizeof(st->errmsg), "%s test: %s%s%s", bc->name, kp_strerror(trc),
                          why && *why ? ": " : "", why ? why : "");
             }
         }
     }
-    if (a->is_auto && moves) { /* what auto chose at this size */
-        const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
-        snprintf(r->ran, sizeof(r->ran), "auto(%s)", ran && *ran ? ran : "?");
+    if (a->is_auto && st->moves) {
+        snprintf(r->ran, sizeof(r->ran), "auto(%s)", st->ran[0] ? st->ran : "?");
         r->ran_known = 1;
     }
 
     kb_reduce_max(times, maxes, iters, sync);
-    int lf = failed != 0, gf;
+    int lf = st->failed != 0, gf;
     long long gbad;
     MPI_Allreduce(&lf, &gf, 1, MPI_INT, MPI_MAX, sync);
-    MPI_Allreduce(&bad, &gbad, 1, MPI_LONG_LONG, MPI_SUM, sync);
+    MPI_Allreduce(&st->bad, &gbad, 1, MPI_LONG_LONG, MPI_SUM, sync);
     r->iters = iters;
     r->bad = gbad;
     if (gf) {
-        kb_share_message(errmsg, lf, sync);
+        kb_share_message(st->errmsg, lf, sync);
         r->status = RES_ERR;
-        snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
+        snprintf(r->msg, sizeof(r->msg), "%s", st->errmsg);
     } else if (gbad) {
         r->status = RES_INVALID;
         snprintf(r->msg, sizeof(r->msg), "%lld %s", gbad, bc->bad_unit);
@@ -1141,10 +1211,12 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     cx.sbuf = malloc(sbytes ? sbytes : 1);
     cx.rbuf = malloc(rbytes + KB_GUARD);
     int maxit = o.iters > o.iters_large ? o.iters : o.iters_large;
-    double *times = malloc((size_t)maxit * sizeof(double));
+    /* every algorithm's times of one size, kept over the rounds */
+    double *times = malloc((size_t)o.nalgs * (size_t)maxit * sizeof(double));
     double *maxes = malloc((size_t)maxit * sizeof(double));
     result *res = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(result));
-    int ok = cx.sbuf && cx.rbuf && times && maxes && res, gok;
+    run_state *st = calloc((size_t)o.nalgs, sizeof(run_state));
+    int ok = cx.sbuf && cx.rbuf && times && maxes && res && st, gok;
     MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!gok) {
         if (rank == 0)
@@ -1185,9 +1257,27 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
             warm = (warm + o.b2b - 1) / o.b2b;
             rewrite[si] = measure_rewrite(&o, &cx, warm, iters, times, maxes, sync);
         }
+        /* the algorithms take turns: round k runs every algorithm's share
+         * of the iterations after its own warm-up (the whole -x in the first
+         * round, a tenth of it, at least 2, in the others), so a slow phase
+         * of the machine or the state one algorithm leaves behind falls on
+         * all of them alike */
+        const int R = o.rounds < iters ? o.rounds : iters > 0 ? iters : 1;
+        for (int k = 0; k < R; k++) {
+            const int share = iters / R + (k < iters % R ? 1 : 0);
+            int rwarm = warm;
+            if (k > 0) {
+                rwarm = warm / 10 > 2 ? warm / 10 : 2;
+                if (rwarm > warm)
+                    rwarm = warm;
+            }
+            for (int ai = 0; ai < o.nalgs; ai++)
+                run_round(&o, &cx, &o.algs[ai], k, rwarm, share, times + (size_t)ai * maxit, &st[ai],
+                          &res[(size_t)ai * nsizes + si], sync);
+        }
         for (int ai = 0; ai < o.nalgs; ai++)
-            run_one(&o, &cx, &o.algs[ai], warm, iters, rewrite[si], times, maxes,
-                    &res[(size_t)ai * nsizes + si], sync);
+            finish_alg(&o, &cx, &o.algs[ai], rewrite[si], times + (size_t)ai * maxit, maxes, &st[ai],
+                       &res[(size_t)ai * nsizes + si], sync);
         if (rank == 0 && have_layout)
             for (int ai = 0; ai < o.nalgs; ai++)
                 predict_row(&o, &layout, P, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
@@ -1240,6 +1330,7 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     free(res);
     free(times);
     free(maxes);
+    free(st);
     free(cx.sbuf);
     free(cx.rbuf);
     free(o.algs);
