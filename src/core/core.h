@@ -268,7 +268,10 @@ int kp_calibrate(kp_comm *c, int cma);
 int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
 /* The model's pick among the one-node candidates of coll on layout L with
  * machine m (kp_calibrated_choice's core, pure: tests call it with fixed
- * machines): 1 and *ch set, or 0 when no candidate applies. */
+ * machines): 1 and *ch set, or 0 when no candidate applies. The
+ * single-copy candidate runs only when predicted KP_PICK_MARGIN times
+ * cheaper than the two-copy one (calibrate.c says why). */
+#define KP_PICK_MARGIN 1.15
 int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int64_t bytes, int root, int inplace,
                   kp_choice *ch);
 /* KPORT_CALIBRATE (select.c): 0 never, 1 once per process (default), 2 force. */
