@@ -238,22 +238,55 @@ static int rcv_cmp(const void *x, const void *y)
     return a->a < b->a ? -1 : a->a > b->a ? 1 : a->peer != b->peer ? a->peer - b->peer : a->op - b->op;
 }
 
-/* a send or receive of a round, to pair them by peer */
-typedef struct xop {
-    int peer, op;
-} xop;
-
 static int xop_cmp(const void *x, const void *y)
 {
-    const xop *a = x, *b = y;
+    const kp_xop *a = x, *b = y;
     return a->peer != b->peer ? (a->peer < b->peer ? -1 : 1) : (a->op < b->op ? -1 : a->op > b->op);
+}
+
+void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr, void (*pair)(void *arg, uint32_t s, uint32_t r),
+                       void *arg)
+{
+    qsort(S, ns, sizeof *S, xop_cmp);
+    qsort(R, nr, sizeof *R, xop_cmp);
+    for (size_t i = 0, j = 0; i < ns && j < nr;) {
+        if (S[i].peer != R[j].peer) {
+            if (S[i].peer < R[j].peer)
+                i++;
+            else
+                j++;
+            continue;
+        }
+        pair(arg, S[i++].op, R[j++].op);
+    }
+}
+
+/* pair_exchanges' pair(): receive j of the round's buffer gets its paired
+ * send's CPU cost when the channel has a measured exchange */
+typedef struct pair_ctx {
+    const mctx *c;
+    const kp_sched *s;
+    rcv *buf;
+    int r;
+} pair_ctx;
+
+static void pair_one(void *arg, uint32_t send_op, uint32_t j)
+{
+    const pair_ctx *x = arg;
+    rcv *m = &x->buf[j];
+    const kp_loggp *pr = kp_channel_piece(channel(x->c, m->peer, x->r), m->s);
+    if (pr->has_x) {
+        const int64_t ss = x->s->ops[send_op].u.send.src.len;
+        const kp_loggp *ps = kp_channel_piece(channel(x->c, x->r, m->peer), ss);
+        m->own = ps->o_s + ps->O * (double)ss;
+    }
 }
 
 /* Exchanges of the round [cur, end) of rank r: the k-th receive from q pairs
  * with the k-th send to q of the same round. Sets own of the n receives in
  * buf (in op order) to the paired send's CPU cost, -1 when unpaired or when
  * the channel has no measured exchange (has_x). 0, or -1 out of memory. */
-static int pair_exchanges(const mctx *c, int r, rcv *buf, int n, xop **xb, int *xcap)
+static int pair_exchanges(const mctx *c, int r, rcv *buf, int n, kp_xop **xb, int *xcap)
 {
     const mrank *k = &c->rk[r];
     const kp_sched *s = k->s;
@@ -265,44 +298,26 @@ static int pair_exchanges(const mctx *c, int r, rcv *buf, int n, xop **xb, int *
     if (!ns || !n)
         return 0;
     if (ns + n > *xcap) {
-        xop *nb = realloc(*xb, (size_t)(ns + n) * sizeof **xb);
+        kp_xop *nb = realloc(*xb, (size_t)(ns + n) * sizeof **xb);
         if (!nb)
             return -1;
         *xb = nb;
         *xcap = ns + n;
     }
-    xop *S = *xb, *R = *xb + ns;
+    kp_xop *S = *xb, *R = *xb + ns;
     int a = 0;
     for (int i = k->cur; i < k->end; i++)
         if (s->ops[i].kind == KP_OP_SEND)
-            S[a++] = (xop){s->ops[i].u.send.peer, i};
+            S[a++] = (kp_xop){(uint32_t)s->ops[i].u.send.peer, (uint32_t)i};
     for (int j = 0; j < n; j++)
-        R[j] = (xop){buf[j].peer, j};
-    qsort(S, (size_t)ns, sizeof *S, xop_cmp);
-    qsort(R, (size_t)n, sizeof *R, xop_cmp);
-    for (int i = 0, j = 0; i < ns && j < n;) {
-        if (S[i].peer != R[j].peer) {
-            if (S[i].peer < R[j].peer)
-                i++;
-            else
-                j++;
-            continue;
-        }
-        rcv *m = &buf[R[j].op];
-        const kp_loggp *pr = kp_channel_piece(channel(c, m->peer, r), m->s);
-        if (pr->has_x) {
-            const int64_t ss = s->ops[S[i].op].u.send.src.len;
-            const kp_loggp *ps = kp_channel_piece(channel(c, r, m->peer), ss);
-            m->own = ps->o_s + ps->O * (double)ss;
-        }
-        i++;
-        j++;
-    }
+        R[j] = (kp_xop){(uint32_t)buf[j].peer, (uint32_t)j};
+    pair_ctx x = {c, s, buf, r};
+    kp_pair_exchanges(S, (size_t)ns, R, (size_t)n, pair_one, &x);
     return 0;
 }
 
 /* 1 when the round completed */
-static int try_complete(mctx *c, int r, rcv **buf, int *cap, xop **xb, int *xcap)
+static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *xcap)
 {
     mrank *k = &c->rk[r];
     const kp_sched *s = k->s;
@@ -520,7 +535,7 @@ static int walk(mctx *c, double *times)
         }
     }
     rcv *buf = NULL;
-    xop *xb = NULL;
+    kp_xop *xb = NULL;
     int cap = 0, xcap = 0, nfinished = 0, rc = KP_SUCCESS;
     for (int r = 0; r < P; r++)
         nfinished += c->rk[r].finished;

@@ -41,4 +41,16 @@ int kp_model_predict(const kp_machine *m, const kp_algo *a, const kp_params *prm
  * layout field decides intra or inter node). */
 int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_result *out);
 
+/* Exchanges (a round that sends to a peer and receives from it), paired
+ * alike by the cost model and kport-sim: the k-th receive from q of a round
+ * with the k-th send to q of the same round. S[0..ns) are the round's sends,
+ * R[0..nr) its receives, each (peer, an index the caller chooses, increasing
+ * in schedule order); both are sorted by (peer, index) and pair(arg, send's
+ * index, receive's index) is called for every pair. */
+typedef struct kp_xop {
+    uint32_t peer, op;
+} kp_xop;
+void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr, void (*pair)(void *arg, uint32_t s, uint32_t r),
+                       void *arg);
+
 #endif /* KP_MODEL_MODEL_H */

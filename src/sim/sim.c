@@ -89,6 +89,8 @@
  */
 #include "sim/sim.h"
 
+#include "model/model.h"
+
 #include "kport.h"
 
 #include <math.h>
@@ -831,6 +833,17 @@ static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint3
     return who;
 }
 
+/* record x (index + 1) at the tail of host k's unexpected queue */
+static inline void uq_append(sim *s, srank *k, uint32_t x)
+{
+    s->recs[x - 1].next = 0;
+    if (k->uq_tail)
+        s->recs[k->uq_tail - 1].next = x;
+    else
+        k->uq = x;
+    k->uq_tail = x;
+}
+
 /* a message taken in; xmode: the machine has a measured exchange (s->xpair),
  * a constant in each of the two copies the compiler makes, so runs without
  * one do not pay for its tests */
@@ -875,12 +888,7 @@ static inline __attribute__((always_inline)) int ev_msg_mode(sim *s, ev e, const
     if (xmode && p->has_x) {
         if (!rcv && will_pair(s, h, rm->src)) { /* park it until its receive is posted */
             rm->parked = 1;
-            rm->next = 0;
-            if (k->uq_tail)
-                s->recs[k->uq_tail - 1].next = e.x;
-            else
-                k->uq = e.x;
-            k->uq_tail = e.x;
+            uq_append(s, k, e.x);
             return 0;
         }
         if (rcv)
@@ -926,12 +934,7 @@ static inline __attribute__((always_inline)) int ev_msg_mode(sim *s, ev e, const
     }
     /* unexpected */
     vcopy(&rm->c, t, v, who);
-    rm->next = 0;
-    if (k->uq_tail)
-        s->recs[k->uq_tail - 1].next = e.x;
-    else
-        k->uq = e.x;
-    k->uq_tail = e.x;
+    uq_append(s, k, e.x);
     return 0;
 }
 
@@ -1262,15 +1265,14 @@ static int any_exchange(const kp_machine *m)
     return 0;
 }
 
-/* a send or receive of a round: (peer, op index), ordered by both */
-typedef struct xop {
-    uint32_t peer, op;
-} xop;
+/* kp_pair_exchanges' pair(): receive op r of host h meets send op s */
+typedef struct xpair_ctx {
+    uint32_t *xpair; /* s->xpair + the host's base */
+} xpair_ctx;
 
-static int xop_cmp(const void *x, const void *y)
+static void xpair_one(void *arg, uint32_t send_op, uint32_t recv_op)
 {
-    const xop *a = x, *b = y;
-    return a->peer != b->peer ? (a->peer < b->peer ? -1 : 1) : (a->op < b->op ? -1 : a->op > b->op);
+    ((xpair_ctx *)arg)->xpair[recv_op] = send_op + 1;
 }
 
 /* s->xpair: the k-th receive from q of a round pairs with the k-th send to q
@@ -1283,7 +1285,7 @@ static int pair_exchanges(sim *s)
     s->xpair = alloc0(s, s->nops + 1, sizeof(uint32_t));
     if (!s->xpair)
         return nomem(s);
-    xop *buf = NULL;
+    kp_xop *buf = NULL;
     size_t cap = 0;
     int rc = 0;
     for (uint32_t h = 0; h < (uint32_t)s->P && !rc; h++) {
@@ -1311,39 +1313,27 @@ static int pair_exchanges(sim *s)
                         }
                 }
             } else if (ns && nr) {
-                if (ns + nr > cap && grow(s, (void **)&buf, &cap, ns + nr, sizeof(xop))) {
+                if (ns + nr > cap && grow(s, (void **)&buf, &cap, ns + nr, sizeof(kp_xop))) {
                     rc = nomem(s);
                     break;
                 }
-                xop *S = buf, *R = buf + ns;
+                kp_xop *S = buf, *R = buf + ns;
                 uint32_t a = 0, c = 0;
                 for (uint32_t i = b; i < e; i++) {
                     const sop *o = rop(s, h, i);
                     if ((o->meta & M_KIND) == S_SEND)
-                        S[a++] = (xop){o->peer, i};
+                        S[a++] = (kp_xop){o->peer, i};
                     else if ((o->meta & M_KIND) == S_RECV)
-                        R[c++] = (xop){o->peer, i};
+                        R[c++] = (kp_xop){o->peer, i};
                 }
-                qsort(S, ns, sizeof *S, xop_cmp);
-                qsort(R, nr, sizeof *R, xop_cmp);
-                for (uint32_t i = 0, j = 0; i < ns && j < nr;) {
-                    if (S[i].peer != R[j].peer) {
-                        if (S[i].peer < R[j].peer)
-                            i++;
-                        else
-                            j++;
-                        continue;
-                    }
-                    s->xpair[s->base[h] + R[j].op] = S[i].op + 1;
-                    i++;
-                    j++;
-                }
+                xpair_ctx x = {s->xpair + s->base[h]};
+                kp_pair_exchanges(S, ns, R, nr, xpair_one, &x);
             }
             b = e;
         }
     }
     if (buf)
-        s->mem -= cap * sizeof(xop);
+        s->mem -= cap * sizeof(kp_xop);
     free(buf);
     return rc;
 }
