@@ -150,6 +150,8 @@ static int check_ctx(const ctx *c, const kp_machine *m)
         return rc;
     if ((rc = check_cost(c, "call.fixed", m->call.fixed)) || (rc = check_cost(c, "call.skew", m->call.skew)))
         return rc;
+    if ((rc = check_cost(c, "shm.data_line.fixed", m->data_line)))
+        return rc;
     if ((rc = check_linear(c, "shm", "flag", "fixed", "per_byte", &m->flag)) ||
         (rc = check_linear(c, "shm", "copy_in", "fixed", "per_byte", &m->copy_in)) ||
         (rc = check_linear(c, "shm", "copy_out", "fixed", "per_byte", &m->copy_out)) ||
@@ -367,6 +369,15 @@ static int load_tree(const ctx *c, const kp_json *root, kp_machine *m)
         (rc = load_linear(c, shm, "shm", "peer_read", "fixed", "per_byte", 1, &m->peer_read)) ||
         (rc = load_linear(c, shm, "shm", "peer_write", "fixed", "per_byte", 1, &m->peer_write)))
         return rc;
+    m->data_line = 0;
+    if (kp_json_get(shm, "data_line")) {
+        kp_linear dl;
+        if ((rc = load_linear(c, shm, "shm", "data_line", "fixed", "per_byte", 0, &dl)))
+            return rc;
+        if (dl.per_byte != 0 || dl.large_from != 0)
+            return refuse(c, "shm.data_line", "a fixed cost only (per_byte 0, no second slope)");
+        m->data_line = dl.fixed;
+    }
     const kp_json *hk = member(c, root, "", "hockney", KP_JSON_OBJECT, 1, &rc);
     if (!hk)
         return rc;
@@ -518,7 +529,11 @@ int kp_params_save(const char *path, const kp_machine *m)
     put_linear(f, "copy_out", "fixed", "per_byte", &m->copy_out, 0);
     put_linear(f, "memcpy", "fixed", "per_byte", &m->memcpy_, 0);
     put_linear(f, "peer_read", "fixed", "per_byte", &m->peer_read, 0);
-    put_linear(f, "peer_write", "fixed", "per_byte", &m->peer_write, 1);
+    put_linear(f, "peer_write", "fixed", "per_byte", &m->peer_write, m->data_line == 0);
+    if (m->data_line != 0) {
+        const kp_linear dl = {.fixed = m->data_line};
+        put_linear(f, "data_line", "fixed", "per_byte", &dl, 1);
+    }
     fputs("  },\n  \"hockney\": {\n", f);
     put_linear(f, "intra", "alpha", "beta", &m->hockney_intra, 0);
     put_linear(f, "inter", "alpha", "beta", &m->hockney_inter, 1);

@@ -55,6 +55,10 @@ typedef struct kp_machine {
     int cores;
     kp_channel intra, inter;
     kp_linear flag, copy_in, copy_out, memcpy_, peer_read, peer_write;
+    /* shm.data_line (optional, 0 when absent): what reading a block from
+     * segment lines of its own costs beyond a block in the flag's line,
+     * once per copy out of the segment (KP_BUF_SHM) */
+    double data_line;
     kp_linear hockney_intra, hockney_inter; /* fixed = alpha, per_byte = beta */
     kp_callcost call; /* optional in the file: 0 when absent */
 } kp_machine;

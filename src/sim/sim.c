@@ -107,7 +107,7 @@ const char *const kp_sim_cat_name[KP_SIM_NCAT] = {"overhead", "wire", "bytes", "
 enum { S_SEND = 0, S_RECV, S_COPY, S_POST, S_WAIT, S_PREAD, S_PWRITE };
 #define M_KIND 0x7u
 #define M_END 0x8u
-#define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out */
+#define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out (flag line), 3 copy_out (segment lines) */
 #define M_SENT 0x10u /* send: it has started (set only when exchanges are priced, xpair) */
 #define M_BIG 0x40u
 #define M_VAL_SHIFT 7
@@ -326,6 +326,8 @@ static double locop_cost(const sim *s, sop o)
     switch (o.meta & M_KIND) {
     case S_COPY: {
         const unsigned cls = (o.meta >> M_CLS_SHIFT) & 3u;
+        if (cls == 3) /* out of segment lines of their own: shm.data_line more (model.c) */
+            return kp_linear_cost(&m->copy_out, n) + m->data_line;
         return kp_linear_cost(cls == 2 ? &m->copy_out : cls == 1 ? &m->copy_in : &m->memcpy_, n);
     }
     case S_PREAD: return kp_linear_cost(&m->peer_read, n);
@@ -1093,7 +1095,7 @@ static int encode(sim *s, const kp_sched *sc, uint32_t r, const kp_op *op, sop *
         if (kp_sched_copy_is_noop(sc, op))
             return 0; /* the executor skips it */
         kind = S_COPY;
-        cls = (a.buf == KP_BUF_SHM || a.buf == KP_BUF_LINE) ? 2 : (b.buf == KP_BUF_SHM || b.buf == KP_BUF_LINE) ? 1 : 0;
+        cls = a.buf == KP_BUF_SHM ? 3 : a.buf == KP_BUF_LINE ? 2 : (b.buf == KP_BUF_SHM || b.buf == KP_BUF_LINE) ? 1 : 0;
         val = a.len;
         break;
     }

@@ -163,7 +163,12 @@ static void test_bruck(void)
  * Round 2: copy the peer's line -> recv (copy_out 20 + 50 = 70): 172.5. Hockney the same.
  * shm_single_copy, P = 2, 100 B:
  * Round 0: post 1 at 0; copy 17.5. Round 1: wait for post 1 (at 0): max(17.5, 0 + 50) = 50.
- * Round 2: peer read 300 + 25 = 325: 375. Round 3: post 2 at 375. Round 4: wait: 375 + 50 = 425. */
+ * Round 2: peer read 300 + 25 = 325: 375. Round 3: post 2 at 375. Round 4: wait: 375 + 50 = 425.
+ * shm.data_line 40: shm_flat's blocks ride in the flag lines, so it stays
+ * 172.5; smp_direct, P = 2 on one node, 100 B, copies through the segment:
+ * Round 0: copy send -> shm (copy_in 10 + 25) = 35. Round 1: post at 35,
+ * wait: max(35, 35 + 50) = 85. Round 2: copy shm (both blocks, 200 B) ->
+ * recv: copy_out 20 + 100 + data_line 40 = 160: 245 (205 without). */
 static void test_shm(void)
 {
     kp_layout L = one_node(2);
@@ -172,6 +177,14 @@ static void test_shm(void)
     CHECK(r.messages == 0 && r.copies == 6);
     r = predict(KP_COLL_ALLGATHER, "shm_single_copy", &L, 2, 100, 0);
     CHECK_TIME(r, 425, 425);
+    r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 100, 0);
+    CHECK_TIME(r, 205, 205);
+    M.data_line = 40;
+    r = predict(KP_COLL_ALLGATHER, "shm_flat", &L, 2, 100, 0);
+    CHECK_TIME(r, 172.5, 172.5);
+    r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 100, 0);
+    CHECK_TIME(r, 245, 245);
+    M.data_line = 0;
     kp_layout_free(&L);
 }
 

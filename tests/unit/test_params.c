@@ -107,7 +107,7 @@ static int eq_machine(const kp_machine *a, const kp_machine *b)
            eq_linear(&a->copy_out, &b->copy_out) && eq_linear(&a->memcpy_, &b->memcpy_) &&
            eq_linear(&a->peer_read, &b->peer_read) && eq_linear(&a->peer_write, &b->peer_write) &&
            eq_linear(&a->hockney_intra, &b->hockney_intra) && eq_linear(&a->hockney_inter, &b->hockney_inter) &&
-           a->call.fixed == b->call.fixed && a->call.skew == b->call.skew;
+           a->call.fixed == b->call.fixed && a->call.skew == b->call.skew && a->data_line == b->data_line;
 }
 
 static void test_good(void)
@@ -177,6 +177,7 @@ static void test_round_trip(void)
     a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0, 1, 701.0625, 0.0123456789};
     a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1, 0, 0, 0};
     a.flag = (kp_linear){.fixed = 87.654321, .per_byte = 0};
+    a.data_line = 29.5;
     a.copy_in = (kp_linear){.fixed = 1.1, .per_byte = 0.0612345};
     a.copy_out = (kp_linear){.fixed = 2.2, .per_byte = 0.07};
     a.memcpy_ = (kp_linear){.fixed = 3.3, .per_byte = 0.04999999};
@@ -271,6 +272,11 @@ static void test_bad(void)
     BAD_SUBST("\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": 1.5, \"pieces\"",
               "p2p.inter.eager_max: 1.5 is not an integer");
     BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": -0.06}", "shm.copy_in.per_byte: -0.06 is negative");
+    /* the optional data_line: a fixed cost only, >= 0 */
+    BAD_SUBST("\"peer_write\"", "\"data_line\": {\"fixed\": -3}, \"peer_write\"", "shm.data_line.fixed: -3 is negative");
+    BAD_SUBST("\"peer_write\"", "\"data_line\": {\"fixed\": 3, \"per_byte\": 0.1}, \"peer_write\"",
+              "shm.data_line: a fixed cost only");
+    BAD_SUBST("\"peer_write\"", "\"data_line\": {\"per_byte\": 0}, \"peer_write\"", "shm.data_line.fixed: missing");
     /* the optional exchange: both fields, finite, >= 0 */
     BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 250, ", "p2p.intra.pieces[0].XG: missing");
     BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"XG\": 0.1, ", "p2p.intra.pieces[0].X: missing");
@@ -349,6 +355,7 @@ static void test_optional_fields(void)
     CHECK(m.inter.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.inter) == -1); /* one piece */
     CHECK(m.call.fixed == 0 && m.call.skew == 0);
     CHECK(!m.intra.piece[0].has_x && !m.intra.piece[1].has_x && !m.inter.piece[0].has_x); /* no exchange */
+    CHECK(m.data_line == 0); /* no data_line */
     {
         char *tx = subst(good, "\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ");
         write_file(tx, strlen(tx));

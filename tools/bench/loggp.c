@@ -91,6 +91,12 @@
  *               wait; the mean of the two ranks
  *   peer_write  process_vm_writev of s bytes into B's buffer by A while B
  *               waits (a two-rank gather's single copy)
+ *   data_line   both ranks copy 8 B in, post, wait for the other's post and
+ *               copy its 8 B out, call after call after a barrier, with the
+ *               block in the flag's own line (KP_BUF_LINE) and in a line of
+ *               its own (KP_BUF_SHM) alternately: the difference of the
+ *               medians (the maximum over the ranks per call), a fixed cost
+ *               the model adds to a copy out of the segment
  * each fitted as fixed + per_byte * s (the flag: fixed only), by relative
  * errors measured against at least the flag's cost (kb_fit_line_floor): a
  * collective of shared-memory steps waits for at least one flag, so costs
@@ -584,6 +590,7 @@ typedef struct shm_result {
     kp_linear fit[OP_COUNT];
     int cma; /* cross-memory attach worked */
     long long bad;
+    double round_line, round_own, data_line; /* data_line: the medians of the two rounds and their difference (ns) */
 } shm_result;
 
 static int reps_for(size_t s, int iters)
@@ -658,6 +665,48 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
     }
     res->t[OP_FLAG][0] = me == 0 ? robust_median(vv, nflag) : 0;
     MPI_Bcast(&res->t[OP_FLAG][0], 1, MPI_DOUBLE, 0, pc);
+
+    /* data_line: the round a two-rank shared-memory call makes - copy 8 B
+     * in, post, wait for the peer's post, copy its 8 B out - with the block
+     * in the flag's own line (kport's KP_BUF_LINE: a waiting peer gets flag
+     * and block in one transfer) and in a line of its own (KP_BUF_SHM, the
+     * segment's halves alternating by call), the two alternating call by
+     * call after a barrier; the maximum over the ranks per call, the
+     * difference of the medians */
+    {
+        const int nr = nflag / 2 > 50 ? nflag / 2 : 50;
+        double *vr = malloc(2 * (size_t)nr * sizeof(double)), *mr = malloc(2 * (size_t)nr * sizeof(double));
+        if (!vr || !mr)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        unsigned char in[8] = {1, 2, 3, 4, 5, 6, 7, (unsigned char)me}, out[8];
+        for (int k = -20; k < 2 * nr; k++) {
+            const int own = k & 1, h = (k >> 1) & 1;
+            unsigned char *mine = own ? seg.data + (2 * (size_t)h + (size_t)me) * stride
+                                      : (unsigned char *)kb_seg_flag(&seg, me) + 8,
+                          *theirs = own ? seg.data + (2 * (size_t)h + 1 - (size_t)me) * stride
+                                        : (unsigned char *)kb_seg_flag(&seg, 1 - me) + 8;
+            MPI_Barrier(pc);
+            double t0 = kb_now_ns();
+            memcpy(mine, in, sizeof in);
+            kb_seg_post(&seg, ++seq);
+            kb_seg_wait(&seg, 1 - me, seq);
+            memcpy(out, theirs, sizeof out);
+            double t1 = kb_now_ns();
+            if (k >= 0)
+                vr[(size_t)own * nr + (size_t)(k >> 1)] = t1 - t0;
+            if (out[7] != (unsigned char)(1 - me))
+                res->bad++;
+        }
+        kb_reduce_max(vr, mr, 2 * nr, pc);
+        if (me == 0) {
+            res->round_line = robust_median(mr, nr);
+            res->round_own = robust_median(mr + nr, nr);
+            res->data_line = clamp0(res->round_own - res->round_line);
+        }
+        MPI_Bcast(&res->data_line, 1, MPI_DOUBLE, 0, pc);
+        free(vr);
+        free(mr);
+    }
 
     /* copy_in / copy_out as shm_flat on two ranks does them
      * (src/algo/allgather/shm_flat.c), call by call after a barrier as the
@@ -1002,10 +1051,17 @@ static void print_shm(const lg_opts *o, const shm_result *r, const char *mpi, in
                    op_names[op], r->fit[op].fixed, r->fit[op].per_byte);
             json_tail(mpi, P, o, r->bad);
         }
+        printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"data_line\",\"fixed_ns\":%.3f,\"per_byte_ns\":0,"
+               "\"round_flag_line_us\":%.5f,\"round_own_line_us\":%.5f",
+               r->data_line, r->round_line * 1e-3, r->round_own * 1e-3);
+        json_tail(mpi, P, o, r->bad);
         return;
     }
     printf("# shm: kport's shared-memory operations (ns per operation, medians)\n");
     printf("# flag: a post seen by a waiting peer: %.1f ns\n", r->t[OP_FLAG][0]);
+    printf("# data_line: a copy-in, post, wait, copy-out round of 8 B takes %.1f ns with the block in the\n"
+           "#   flag's line, %.1f ns in a line of its own: %.1f ns more\n",
+           r->round_line, r->round_own, r->data_line);
     printf("%-12s%12s%12s%12s%12s%12s\n", "# size(B)", "copy_in", "copy_out", "memcpy", "peer_read", "peer_write");
     for (int i = 0; i < o->nsizes; i++) {
         printf("%-12zu%12.1f%12.1f%12.1f", o->sizes[i], r->t[OP_COPY_IN][i], r->t[OP_COPY_OUT][i],
@@ -1174,6 +1230,7 @@ static int loggp_main(int argc, char **argv)
             m.memcpy_ = shm.fit[OP_MEMCPY];
             m.peer_read = shm.fit[OP_PEER_READ];
             m.peer_write = shm.fit[OP_PEER_WRITE];
+            m.data_line = shm.data_line;
         }
         if (!o.json && oversub)
             printf("# OVERSUBSCRIBED: %d cores, more ranks on a host: waiting ranks yield, times include "
