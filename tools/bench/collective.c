@@ -22,7 +22,10 @@
  * algorithms take turns (--rounds R, default 10): for each size, round k
  * runs every algorithm's share of the iterations (-i / R) after its own
  * warm-up (all of -x in the first round, a tenth of it, at least 2, in the
- * others). Run one after the other instead (--rounds 1), an algorithm's
+ * others), round k starting with the k-th algorithm (so each column
+ * follows every other one in turn: in a fixed order, auto after single copy
+ * measured 1.1-1.2x the same algorithm forced after direct, gather 256 KiB).
+ * Run one after the other instead (--rounds 1), an algorithm's
  * median moved with its place in the list: the first kport algorithm
  * after the native one measured 1.15-1.2x what the same algorithm forced
  * again later in the list did (gather 128 KiB, P = 2: 8.5 against 7.1 us,
@@ -1259,9 +1262,9 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
         }
         /* the algorithms take turns: round k runs every algorithm's share
          * of the iterations after its own warm-up (the whole -x in the first
-         * round, a tenth of it, at least 2, in the others), so a slow phase
-         * of the machine or the state one algorithm leaves behind falls on
-         * all of them alike */
+         * round, a tenth of it, at least 2, in the others), starting with
+         * algorithm k (mod their number), so a slow phase of the machine or
+         * the state one algorithm leaves behind falls on all of them alike */
         const int R = o.rounds < iters ? o.rounds : iters > 0 ? iters : 1;
         for (int k = 0; k < R; k++) {
             const int share = iters / R + (k < iters % R ? 1 : 0);
@@ -1271,9 +1274,11 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
                 if (rwarm > warm)
                     rwarm = warm;
             }
-            for (int ai = 0; ai < o.nalgs; ai++)
+            for (int i = 0; i < o.nalgs; i++) { /* rotated: each column follows every other one in turn */
+                const int ai = (i + k) % o.nalgs;
                 run_round(&o, &cx, &o.algs[ai], k, rwarm, share, times + (size_t)ai * maxit, &st[ai],
                           &res[(size_t)ai * nsizes + si], sync);
+            }
         }
         for (int ai = 0; ai < o.nalgs; ai++)
             finish_alg(&o, &cx, &o.algs[ai], rewrite[si], times + (size_t)ai * maxit, maxes, &st[ai],
