@@ -120,6 +120,7 @@ typedef struct mctx {
     const kp_sched *sc;
     int P;
     int hockney;
+    int exchange; /* the machine has a measured exchange (kp_params_has_exchange): pair them */
     mrank *rk;
     kp_model_result *out;
 } mctx;
@@ -378,7 +379,7 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *x
                 end = w;
         }
     }
-    if (!c->hockney && pair_exchanges(c, r, *buf, n, xb, xcap))
+    if (!c->hockney && c->exchange && pair_exchanges(c, r, *buf, n, xb, xcap))
         return -1;
     if (n > 1)
         qsort(*buf, (size_t)n, sizeof **buf, rcv_cmp);
@@ -511,10 +512,15 @@ out:
     return rc;
 }
 
-/* when rank r enters the call (LogGP walk): odd ranks call.skew late */
+double kp_model_entry(const kp_machine *m, int P, int r)
+{
+    return P > 1 && (r & 1) ? m->call.skew : 0.0;
+}
+
+/* when rank r enters the call (LogGP walk) */
 static double entry(const mctx *c, int r)
 {
-    return c->P > 1 && (r & 1) ? c->m->call.skew : 0.0;
+    return kp_model_entry(c->m, c->P, r);
 }
 
 static int walk(mctx *c, double *times)
@@ -591,7 +597,7 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
         return snprintf(out->msg, sizeof out->msg, "invalid P=%d", P), KP_ERR_PARAM;
     if (kp_params_check(m, out->msg, sizeof out->msg))
         return KP_ERR_PARAM;
-    mctx c = {.m = m, .sc = sc, .P = P, .out = out};
+    mctx c = {.m = m, .sc = sc, .P = P, .exchange = kp_params_has_exchange(m), .out = out};
     c.rk = calloc((size_t)P, sizeof *c.rk);
     double *times = malloc((size_t)P * sizeof *times);
     int rc = KP_SUCCESS;

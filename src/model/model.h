@@ -41,6 +41,10 @@ int kp_model_predict(const kp_machine *m, const kp_algo *a, const kp_params *prm
  * layout field decides intra or inter node). */
 int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_result *out);
 
+/* When rank r of P enters a call, as the cost model and kport-sim time it:
+ * the odd ranks call.skew after the even ones (P > 1), ns. */
+double kp_model_entry(const kp_machine *m, int P, int r);
+
 /* Exchanges (a round that sends to a peer and receives from it), paired
  * alike by the cost model and kport-sim: the k-th receive from q of a round
  * with the k-th send to q of the same round. S[0..ns) are the round's sends,

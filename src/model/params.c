@@ -190,6 +190,17 @@ int64_t kp_channel_eager_max(const kp_channel *ch)
     return ch->npieces > 1 ? ch->piece[0].max_bytes : -1;
 }
 
+int kp_params_has_exchange(const kp_machine *m)
+{
+    for (int i = 0; i < 2; i++) {
+        const kp_channel *ch = i ? &m->inter : &m->intra;
+        for (int k = 0; k < ch->npieces && k < KP_MAX_PIECES; k++)
+            if (ch->piece[k].has_x)
+                return 1;
+    }
+    return 0;
+}
+
 const kp_loggp *kp_channel_piece(const kp_channel *ch, int64_t bytes)
 {
     if (!ch || ch->npieces < 1)

@@ -67,6 +67,10 @@ typedef struct kp_machine {
  * the file has none (-1: every message is eager). */
 int64_t kp_channel_eager_max(const kp_channel *ch);
 
+/* 1 when a piece of either channel of m has a measured exchange (has_x):
+ * only then do the cost model and kport-sim pair a round's exchanges. */
+int kp_params_has_exchange(const kp_machine *m);
+
 /* The piece of ch that a message of `bytes` uses. */
 const kp_loggp *kp_channel_piece(const kp_channel *ch, int64_t bytes);
 
