@@ -14,7 +14,15 @@
  * per line per (algorithm, size) for scripts/bench_report.py.
  *
  * Timing (ReproMPI's lesson: averages over ranks hide stragglers): every
- * iteration is MPI_Barrier on a private communicator, t0, one call, t1.
+ * iteration is a start line, t0, one call, t1. The start line (probe.h,
+ * kb_sync) is a barrier of flags in a shared segment where all ranks share
+ * a host, the same code in every build, and MPI_Barrier on a private
+ * communicator elsewhere or with KPORT_BENCH_SYNC=mpi: MPI_Barrier leaves
+ * the ranks one library latency apart and every call timed from it pays
+ * that (8 B all-to-all, P = 2, the same kport code: 0.21 us from Open MPI's
+ * barrier, 0.26-0.27 from MPICH's; 0.46-0.47 from the flags in both, a
+ * slower phase of the machine), so two builds' times could not be set
+ * side by side.
  * The per-iteration local times are reduced with MPI_MAX over ranks after
  * the loop (one MPI_Reduce per algorithm and size), so each iteration's
  * latency is that of the slowest rank; the report is the median over
@@ -91,6 +99,7 @@
  * rows). The prediction is of an isolated call, also under --b2b.
  */
 #include "harness.h"
+#include "probe.h"
 
 #include "algo/algo.h"
 #include "model/model.h"
@@ -180,7 +189,9 @@ static void usage(FILE *f, const void *arg)
             "                parameter file F (kport-bench loggp writes it) and predicted / measured\n"
             "  -h, --help    this help\n"
             "\n"
-            "Latency of one iteration (batch) is the maximum over ranks; the table shows the\n"
+            "Latency of one iteration (batch) is the maximum over ranks, from a start line (a\n"
+            "barrier of shared-memory flags when all ranks share a host, the same in every MPI\n"
+            "build; MPI_Barrier across hosts or with KPORT_BENCH_SYNC=mpi); the table shows the\n"
             "median over iterations (batches, per call), in microseconds.\n",
             KB_DEF_MIN, KB_DEF_MAX, KB_DEF_ITERS, KB_DEF_ITERS_LARGE, KB_LARGE_MSG, KB_DEF_WARMUP,
             KB_DEF_WARMUP_LARGE, KB_LARGE_MSG, KB_DEF_ROUNDS);
@@ -591,6 +602,9 @@ static size_t memcpy_bytes(const options *o, const kb_ctx *cx)
     return rb;
 }
 
+/* the start line of every timed call or batch (probe.h: kb_sync) */
+static kb_sync start;
+
 /* memcpy's iterations of one round: warm untimed, then iters timed into times. */
 static int run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double *times, result *r, MPI_Comm sync)
 {
@@ -606,7 +620,7 @@ static int run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double 
     }
     memset(src, 0x5a, rb);
     for (int it = 0; it < warm + iters; it++) {
-        MPI_Barrier(sync);
+        kb_sync_barrier(&start);
         double t0 = MPI_Wtime();
         memcpy(cx->rbuf, src, rb);
         double t1 = MPI_Wtime();
@@ -667,7 +681,7 @@ static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int w
             bc->write_send(cx, it);
         if (o->check && bc->poison_recv)
             bc->poison_recv(cx, it);
-        MPI_Barrier(sync);
+        kb_sync_barrier(&start);
         double t0 = MPI_Wtime();
         int rc = bc->run(cx);
         double t1 = MPI_Wtime();
@@ -714,7 +728,7 @@ static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatch
             bc->write_send(cx, 0);
         if (check && bc->poison_recv)
             bc->poison_recv(cx, 0);
-        MPI_Barrier(sync);
+        kb_sync_barrier(&start);
         int rc = bc->run(cx);
         note_failure(a, rc, failed, errmsg);
         if (first_call_decides(bc, a, rc, moves, errmsg, r, sync))
@@ -727,7 +741,7 @@ static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatch
         const int last = b2b_iter(o, b, o->b2b - 1);
         if (check && bc->poison_recv)
             bc->poison_recv(cx, last);
-        MPI_Barrier(sync);
+        kb_sync_barrier(&start);
         double t0 = MPI_Wtime();
         for (int j = 0; j < o->b2b; j++) {
             if (bc->write_send)
@@ -757,7 +771,7 @@ static double measure_rewrite(const options *o, kb_ctx *cx, int wbatches, int ba
 {
     const kb_coll *bc = o->coll;
     for (int b = 0; b < wbatches + batches; b++) {
-        MPI_Barrier(sync);
+        kb_sync_barrier(&start);
         double t0 = MPI_Wtime();
         for (int j = 0; j < o->b2b && bc->write_send; j++)
             bc->write_send(cx, b2b_iter(o, b, j));
@@ -943,6 +957,7 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
         printf(",\"mode\":\"b2b\",\"calls_per_batch\":%d,\"rewrite_us\":%.3f", o->b2b, rewrite / o->b2b * 1e6);
     else
         printf(",\"mode\":\"isolated\"");
+    printf(",\"sync\":\"%s\"", start.shm ? "shm" : "mpi");
     if (r->status == RES_OK || r->status == RES_INVALID)
         printf(",\"median_us\":%.3f,\"min_us\":%.3f,\"avg_us\":%.3f,\"max_us\":%.3f,\"iterations\":%d",
                r->t.median * 1e6, r->t.min * 1e6, r->t.avg * 1e6, r->t.max * 1e6, r->iters);
@@ -1006,6 +1021,7 @@ static void print_header(options *o, const run_env *e)
     if (bc->rooted)
         printf("# Root: %d\n", o->root);
     printf("# Size: %s\n", bc->size_desc);
+    printf("# Start line of each timed call: %s\n", kb_sync_name(&start));
     if (o->check && bc->check_note)
         printf("%s", bc->check_note);
     if (o->b2b) {
@@ -1205,6 +1221,7 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     memset(&cx, 0, sizeof(cx));
     MPI_Comm sync;
     MPI_Comm_dup(MPI_COMM_WORLD, &sync);
+    kb_sync_open(sync, kb_oversubscribed(MPI_COMM_WORLD, NULL), &start);
     MPI_Comm_dup(MPI_COMM_WORLD, &cx.comm);
     cx.rank = rank;
     cx.P = P;
@@ -1342,6 +1359,7 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     if (have_layout)
         kp_layout_free(&layout);
     MPI_Comm_free(&cx.comm);
+    kb_sync_close(&start);
     MPI_Comm_free(&sync);
     return failures ? 1 : 0;
 }

@@ -679,13 +679,15 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
         if (!vr || !mr)
             MPI_Abort(MPI_COMM_WORLD, 1);
         unsigned char in[8] = {1, 2, 3, 4, 5, 6, 7, (unsigned char)me}, out[8];
+        kb_sync start; /* the benchmark's start line of a call (probe.h) */
+        kb_sync_open(pc, oversub, &start);
         for (int k = -20; k < 2 * nr; k++) {
             const int own = k & 1, h = (k >> 1) & 1;
             unsigned char *mine = own ? seg.data + (2 * (size_t)h + (size_t)me) * stride
                                       : (unsigned char *)kb_seg_flag(&seg, me) + 8,
                           *theirs = own ? seg.data + (2 * (size_t)h + 1 - (size_t)me) * stride
                                         : (unsigned char *)kb_seg_flag(&seg, 1 - me) + 8;
-            MPI_Barrier(pc);
+            kb_sync_barrier(&start);
             double t0 = kb_now_ns();
             memcpy(mine, in, sizeof in);
             kb_seg_post(&seg, ++seq);
@@ -697,6 +699,7 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
             if (out[7] != (unsigned char)(1 - me))
                 res->bad++;
         }
+        kb_sync_close(&start);
         kb_reduce_max(vr, mr, 2 * nr, pc);
         if (me == 0) {
             res->round_line = robust_median(mr, nr);
@@ -879,7 +882,8 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
  * local copy), per call in batches of 100, minus that copy (memcpy's fit):
  * the argument checks, the plan lookup and the executor's own work, what
  * every kport call pays whatever its schedule. A (rank 0) only; B sleeps.
- * call.skew: the benchmark's way of timing a call (MPI_Barrier, t0, call,
+ * call.skew: the benchmark's way of timing a call (its start line kb_sync:
+ * shared-memory flags on one host, else MPI_Barrier; t0, call,
  * t1, the max over ranks per iteration, the median) applied to the
  * smallest dependent call there is, a post and a wait for the peer's post:
  * what that takes beyond shm.flag is how far apart the ranks leave the
@@ -917,8 +921,10 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
     kb_seg seg;
     if (kb_seg_open(pc, 64, oversub, &seg) == 0) {
         uint64_t seq = 0;
+        kb_sync start; /* the benchmark's start line of a call (probe.h) */
+        kb_sync_open(pc, oversub, &start);
         for (int it = -o->warmup; it < n; it++) {
-            MPI_Barrier(pc);
+            kb_sync_barrier(&start);
             double t0 = kb_now_ns();
             kb_seg_post(&seg, ++seq);
             kb_seg_wait(&seg, 1 - me, seq);
@@ -926,6 +932,7 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
             if (it >= 0)
                 v[it] = t1 - t0;
         }
+        kb_sync_close(&start);
         kb_seg_close(&seg);
         kb_reduce_max(v, mx, n, pc);
         if (me == 0)
@@ -1220,7 +1227,7 @@ static int loggp_main(int argc, char **argv)
                 json_tail(mpi, P, &o, 0);
             } else {
                 printf("# call: kport's own cost per call %.1f ns (kp_allgather on MPI_COMM_SELF less its copy);\n"
-                       "#   entry skew after MPI_Barrier %.1f ns (a timed post and wait, max over ranks, less the "
+                       "#   entry skew after the start line %.1f ns (a timed post and wait, max over ranks, less the "
                        "flag;\n#   the clock's cost included)\n",
                        m.call.fixed, m.call.skew);
             }

@@ -138,3 +138,45 @@ void kb_seg_wait(const kb_seg *s, int r, uint64_t v)
             cpu_relax();
     }
 }
+
+void kb_sync_open(MPI_Comm comm, int oversub, kb_sync *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->comm = comm;
+    s->seg.win = MPI_WIN_NULL;
+    const char *e = getenv("KPORT_BENCH_SYNC");
+    int n, hn, want = !(e && strcmp(e, "mpi") == 0), all = 0;
+    MPI_Comm host;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_size(host, &hn);
+    MPI_Comm_free(&host);
+    want = want && hn == n && n > 1;
+    MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all && kb_seg_open(comm, 0, oversub, &s->seg) == 0)
+        s->shm = 1;
+}
+
+void kb_sync_barrier(kb_sync *s)
+{
+    if (!s->shm) {
+        MPI_Barrier(s->comm);
+        return;
+    }
+    kb_seg_post(&s->seg, ++s->seq);
+    for (int r = 0; r < s->seg.n; r++)
+        if (r != s->seg.me)
+            kb_seg_wait(&s->seg, r, s->seq);
+}
+
+void kb_sync_close(kb_sync *s)
+{
+    if (s->shm)
+        kb_seg_close(&s->seg);
+    s->shm = 0;
+}
+
+const char *kb_sync_name(const kb_sync *s)
+{
+    return s->shm ? "shm flags" : "MPI_Barrier";
+}

@@ -63,4 +63,29 @@ static inline void kb_seg_post(const kb_seg *s, uint64_t v)
 /* Wait until rank r's flag is >= v (acquire), as kp_shm_wait does. */
 void kb_seg_wait(const kb_seg *s, int r, uint64_t v);
 
+/* The start line of a timed call: a barrier with the same exit skew
+ * whatever MPI library kport-bench is built with. Where every rank of comm
+ * shares a host: flags in a shared segment (each rank posts the barrier's
+ * number and waits until every other rank has posted it; the last to
+ * arrive leaves at once, the others one flag transfer later, as kport's
+ * own shared-memory barrier); elsewhere, or with KPORT_BENCH_SYNC=mpi,
+ * MPI_Barrier. Why: MPI_Barrier leaves the ranks as far apart as the
+ * library's own message latency, and every call timed from it pays that
+ * distance (a two-rank all-to-all of 8 B: 0.21 us timed from Open MPI's
+ * barrier, 0.26-0.27 us from MPICH's, the same kport code), so the
+ * builds' times could not be set side by side. */
+typedef struct kb_sync {
+    MPI_Comm comm;
+    int shm; /* 1: the flags below; 0: MPI_Barrier */
+    uint64_t seq;
+    kb_seg seg;
+} kb_sync;
+
+/* Collective over comm (kept, not duplicated: it must outlive s). */
+void kb_sync_open(MPI_Comm comm, int oversub, kb_sync *s);
+void kb_sync_barrier(kb_sync *s);
+void kb_sync_close(kb_sync *s);
+/* "shm flags" or "MPI_Barrier", for reports */
+const char *kb_sync_name(const kb_sync *s);
+
 #endif
