@@ -19,7 +19,14 @@
  *    of the segment is never used).
  * Every master posts once it has seen every node-mate's post (the node has
  * entered the call), and every non-master waits for that post before it
- * leaves. This is the node fence of algo/smp_common.h: no rank leaves a
+ * leaves; on a node of two ranks the master posts on entry instead (its
+ * one node-mate needs to know only that the master has entered; the master
+ * knows the mate has from its block's post), so the mate leaves one flag
+ * transfer after the master enters, not after a round trip (P = 2, 8 B:
+ * the mate's wait was the call's critical path). Blocks of at most
+ * KP_LINE - 8 bytes on the root's node travel in their writers' flag lines
+ * (KP_BUF_LINE, post_line / wait_line), so the root gets flag and data
+ * together, as shm_flat's. This is the node fence of algo/smp_common.h: no rank leaves a
  * call before every rank of its node has entered it, so a rank cannot
  * overwrite its slot in call c+2 (the executor alternates the segment's
  * halves between calls) before its master has finished reading it in call
@@ -108,16 +115,28 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
     const int N = kp_smp_nnodes(&v), x = kp_smp_node_of(&v, me), ns = kp_smp_size(&v, x);
     const int rnode = kp_smp_node_of(&v, root);
     const int master = x == rnode ? root : kp_smp_leader(&v, x);
-    if (ns > 1)
+    /* small blocks of the root's node travel in their writers' flag lines */
+    const int inl = x == rnode && m <= KP_LINE - 8;
+    if (ns > 1 && !inl)
         kp_sched_need_shm(s, (int64_t)ns * m);
 
     if (me != master) { /* into the segment, post, wait for the node fence */
-        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)kp_smp_local(&v, me) * m, m);
-        kp_sched_next_round(s);
-        kp_sched_post(s);            /* post 1: my block is in the segment */
-        kp_sched_wait(s, master, 1); /* the whole node has entered */
+        if (inl) {
+            kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)kp_smp_local(&v, me) * KP_LINE + 8, m);
+            kp_sched_next_round(s);
+            kp_sched_post_line(s); /* post 1: my block is in my line */
+        } else {
+            kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)kp_smp_local(&v, me) * m, m);
+            kp_sched_next_round(s);
+            kp_sched_post(s); /* post 1: my block is in the segment */
+        }
+        kp_sched_wait(s, master, 1); /* the whole node has entered (two ranks: the master has) */
         return kp_sched_finish(s);
     }
+    /* a node of two: the master's post 1 comes first, on entry: the fence
+     * for its one node-mate, which then leaves without the round trip */
+    if (ns == 2)
+        kp_sched_post(s);
     if (me != root) { /* a leader: collect the node, one message to the root */
         if (ns == 1) {
             kp_sched_send(s, root, KP_BUF_SEND, 0, m);
@@ -127,7 +146,8 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
         for (int l = 1; l < ns; l++)
             kp_sched_wait(s, kp_smp_rank(&v, x, l), 1);
         kp_sched_next_round(s);
-        kp_sched_post(s); /* post 1: the node fence */
+        if (ns > 2)
+            kp_sched_post(s); /* post 1: the node fence */
         kp_sched_send(s, root, KP_BUF_SHM, 0, (int64_t)ns * m);
         return kp_sched_finish(s);
     }
@@ -136,10 +156,15 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)root * m, m);
     if (ns > 1) {
         for (int l = 0; l < ns; l++)
-            if (kp_smp_rank(&v, x, l) != root)
-                kp_sched_wait(s, kp_smp_rank(&v, x, l), 1);
+            if (kp_smp_rank(&v, x, l) != root) {
+                if (inl)
+                    kp_sched_wait_line(s, kp_smp_rank(&v, x, l), 1);
+                else
+                    kp_sched_wait(s, kp_smp_rank(&v, x, l), 1);
+            }
         kp_sched_next_round(s);
-        kp_sched_post(s); /* post 1: the node fence */
+        if (ns > 2)
+            kp_sched_post(s); /* post 1: the node fence */
     }
     int64_t scratch = 0;
     for (int n = 0; n < N; n++) {
@@ -153,8 +178,14 @@ int kp_gather_smp_build(kp_sched *s, const kp_params *prm)
             scratch += len;
         }
     }
-    if (ns > 1)
+    if (ns > 1 && inl) {
+        for (int l = 0; l < ns; l++)
+            if (kp_smp_rank(&v, x, l) != root)
+                kp_sched_copy(s, KP_BUF_LINE, (int64_t)l * KP_LINE + 8, KP_BUF_RECV,
+                              (int64_t)kp_smp_rank(&v, x, l) * m, m);
+    } else if (ns > 1) {
         scatter_node(s, &v, x, KP_BUF_SHM, 0, root);
+    }
     kp_sched_next_round(s);
     if (scratch > 0) {
         kp_sched_need_scratch(s, scratch);
