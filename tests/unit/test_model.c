@@ -164,11 +164,13 @@ static void test_bruck(void)
  * shm_single_copy, P = 2, 100 B:
  * Round 0: post 1 at 0; copy 17.5. Round 1: wait for post 1 (at 0): max(17.5, 0 + 50) = 50.
  * Round 2: peer read 300 + 25 = 325: 375. Round 3: post 2 at 375. Round 4: wait: 375 + 50 = 425.
+ * smp_direct, P = 2 on one node, 100 B: one node and at most 248 B, so
+ * the blocks ride in the flag lines as shm_flat's: 172.5.
  * shm.data_line 40: shm_flat's blocks ride in the flag lines, so it stays
- * 172.5; smp_direct, P = 2 on one node, 100 B, copies through the segment:
- * Round 0: copy send -> shm (copy_in 10 + 25) = 35. Round 1: post at 35,
- * wait: max(35, 35 + 50) = 85. Round 2: copy shm (both blocks, 200 B) ->
- * recv: copy_out 20 + 100 + data_line 40 = 160: 245 (205 without). */
+ * 172.5; smp_direct, P = 2 on one node, 300 B, copies through the segment:
+ * Round 0: copy send -> shm (copy_in 10 + 75) = 85. Round 1: post at 85,
+ * wait: max(85, 85 + 50) = 135. Round 2: copy shm (both blocks, 600 B) ->
+ * recv: copy_out 20 + 300 + data_line 40 = 360: 495 (455 without). */
 static void test_shm(void)
 {
     kp_layout L = one_node(2);
@@ -178,12 +180,16 @@ static void test_shm(void)
     r = predict(KP_COLL_ALLGATHER, "shm_single_copy", &L, 2, 100, 0);
     CHECK_TIME(r, 425, 425);
     r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 100, 0);
-    CHECK_TIME(r, 205, 205);
+    CHECK_TIME(r, 172.5, 172.5);
+    r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 300, 0);
+    CHECK_TIME(r, 455, 455);
     M.data_line = 40;
     r = predict(KP_COLL_ALLGATHER, "shm_flat", &L, 2, 100, 0);
     CHECK_TIME(r, 172.5, 172.5);
     r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 100, 0);
-    CHECK_TIME(r, 245, 245);
+    CHECK_TIME(r, 172.5, 172.5);
+    r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 300, 0);
+    CHECK_TIME(r, 495, 495);
     M.data_line = 0;
     kp_layout_free(&L);
 }
