@@ -17,6 +17,14 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <time.h>
+
+static double kp_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
 
 static int side_info(const char *fn, const char *which, MPI_Datatype t, MPI_Count count, kp_tinfo *ti,
                      int64_t *bytes)
@@ -186,12 +194,24 @@ int kp_call_run(const kp_call *k)
     /* all-gather schedules do not depend on MPI_IN_PLACE: one plan for both */
     if ((rc = kp_select_plan(c, k->coll, bytes, root, k->coll == KP_COLL_ALLGATHER ? 0 : inplace, &pl)))
         return rc;
+    /* the calibrated choice, checked by measurement (select/verify.c) */
+    const kp_algo *pick = pl->algo; /* not the plan: getting the other one may evict it */
+    void *vt = NULL;
+    int side = 0;
+    if (c->alt[k->coll] && (rc = kp_verify_begin(c, k->coll, bytes, root, inplace, &pl, &vt, &side)))
+        return rc;
     kp_set_last_algorithm(k->coll, pl);
+    const double t0 = vt ? kp_now_ns() : 0;
 
-    if ((has_recv && !rt.contiguous) || (!inplace && !st.contiguous))
-        return run_packed(c, pl, k, &st, &rt, inplace, has_recv, bytes);
-    char *rimg = has_recv ? (char *)k->rbuf + rt.true_lb : NULL;
-    const char *simg = inplace ? rimg + (k->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)me * bytes)
-                               : (const char *)k->sbuf + st.true_lb;
-    return kp_exec_p2p(pl, simg, rimg);
+    if ((has_recv && !rt.contiguous) || (!inplace && !st.contiguous)) {
+        rc = run_packed(c, pl, k, &st, &rt, inplace, has_recv, bytes);
+    } else {
+        char *rimg = has_recv ? (char *)k->rbuf + rt.true_lb : NULL;
+        const char *simg = inplace ? rimg + (k->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)me * bytes)
+                                   : (const char *)k->sbuf + st.true_lb;
+        rc = kp_exec_p2p(pl, simg, rimg);
+    }
+    if (vt && !rc)
+        rc = kp_verify_end(c, k->coll, pick, vt, side, kp_now_ns() - t0);
+    return rc;
 }

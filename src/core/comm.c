@@ -135,6 +135,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->mach = src->mach;
     dst->calibrated = src->calibrated;
     dst->memo = src->memo;
+    dst->verify = src->verify; /* per group and call sequence, as the memo */
     dst->comm = src->comm;
     dst->node = src->node;
     dst->shm = src->shm;
@@ -159,6 +160,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     src->mach = NULL;
     src->calibrated = 0;
     src->memo = NULL;
+    src->verify = NULL;
 }
 
 static void release_resources(kp_comm *r)
@@ -174,6 +176,7 @@ static void release_resources(kp_comm *r)
     r->mach = NULL;
     free(r->memo);
     r->memo = NULL;
+    kp_verify_free(r);
     kp_topo_release(r);
     int fin = 0;
     MPI_Finalized(&fin);

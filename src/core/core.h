@@ -109,6 +109,12 @@ typedef struct kp_comm {
     /* the plan the previous call of each collective ran, for the fast path */
     kp_plan *last[KP_COLL_COUNT];
     unsigned last_gen[KP_COLL_COUNT];
+    /* the calibrated choice's other candidate for that call (NULL: none,
+     * or not the calibrated choice), and the check of the choice by
+     * measurement (select/verify.c) */
+    const struct kp_algo *alt[KP_COLL_COUNT];
+    kp_params alt_prm[KP_COLL_COUNT];
+    struct kp_verify *verify;
 } kp_comm;
 
 /* Look up (or create on first use) kport's state for comm. Collective on
@@ -227,6 +233,8 @@ int kp_rma_wait_flag(kp_plan *pl, _Atomic uint64_t *flag, uint64_t target);
 typedef struct kp_choice {
     const kp_algo *algo;
     kp_params prm;
+    const kp_algo *alt; /* the calibrated choice's other priced candidate, else NULL */
+    kp_params alt_prm;
     int forced;        /* 1 when forced by kp_set_algorithm or the environment */
     char why[160];
 } kp_choice;
@@ -283,5 +291,17 @@ double kp_calibration_cost_ns(void);
  * policy says when the forced algorithm refuses). */
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out);
 void kp_set_last_algorithm(int coll, const kp_plan *pl);
+
+/* ---- the calibrated choice checked by measurement (select/verify.c) ---- */
+/* Before a call whose plan *pl is the calibrated choice (c->alt[coll]
+ * set): *pl becomes the plan to run (the other candidate where a trial or
+ * an earlier trial says so); *token and *side to pass to kp_verify_end
+ * (token NULL: nothing to do). Every rank must make the same calls. */
+int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **pl, void **token,
+                    int *side);
+/* After it: ns is what the call took on this rank; the trial's last call
+ * agrees (MPI_Allreduce on c's private duplicate) and decides. */
+int kp_verify_end(kp_comm *c, int coll, const kp_algo *pick, void *token, int side, double ns);
+void kp_verify_free(kp_comm *c);
 
 #endif /* KP_CORE_H */

@@ -411,6 +411,10 @@ int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int6
     const kp_algo *a = kp_algo_find(coll, names[pick]);
     ch->algo = a;
     ch->prm = a->params ? prms[pick] : a->defaults;
+    /* both priced: the other one, for the check by measurement (verify.c) */
+    ch->alt = t[0] >= 0 && t[1] >= 0 ? kp_algo_find(coll, names[1 - pick]) : NULL;
+    if (ch->alt)
+        ch->alt_prm = ch->alt->params ? prms[1 - pick] : ch->alt->defaults;
     ch->forced = 0;
     ch->why[0] = '\0';
     if (kp_verbose())

@@ -389,6 +389,8 @@ int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, k
 static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out)
 {
     kp_choice ch;
+    memset(&ch, 0, sizeof(ch));
+    c->alt[coll] = NULL; /* set below for the calibrated choice only */
     kp_plan *pl = NULL;
     const char *fell = NULL;
     int rc;
@@ -426,6 +428,8 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
     }
     if ((rc = kp_comm_select_auto(c, coll, bytes, root, inplace, &ch)))
         return rc;
+    c->alt[coll] = ch.alt;
+    c->alt_prm[coll] = ch.alt_prm;
     rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;
