@@ -429,5 +429,7 @@ int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inpl
         c->layout.oversub || coll == KP_COLL_BARRIER || kp_single_copy_min_set() ||
         bytes * c->size > kp_shm_max())
         return 0;
-    return kp_model_pick(c->mach, coll, &c->layout, c->size, bytes, root, inplace, ch);
+    /* a gather's MPI_IN_PLACE is the root's alone: priced without it on
+     * every rank, so the ranks cannot choose differently */
+    return kp_model_pick(c->mach, coll, &c->layout, c->size, bytes, root, coll == KP_COLL_GATHER ? 0 : inplace, ch);
 }
