@@ -19,9 +19,9 @@
  * alt) and the call moves at least KP_VERIFY_MIN bytes in all (P x block),
  * the communicator keeps, per (collective, block size, root), a count of
  * calls. From call KP_VERIFY_FIRST on, and then every `period` calls, a
- * trial: one untimed call of the other candidate, then the two candidates
- * alternately, KP_VERIFY_SAMPLES timed calls each (each rank times its own
- * call; the least of each candidate's times is kept), then one
+ * trial: KP_VERIFY_SAMPLES + 1 calls of the other candidate, then as many
+ * of the model's pick, the first of each untimed (each rank times its own
+ * calls; the least of each candidate's times is kept), then one
  * MPI_Allreduce (MPI_MAX over ranks, on kport's private duplicate) of the
  * two times, and the communicator runs the faster from then on if it is
  * KP_VERIFY_MARGIN times faster, else keeps what it ran - a change only
@@ -33,10 +33,10 @@
  * counts the same calls and takes the same reduced times, so every rank
  * runs the same algorithm at every call.
  *
- * Cost: a trial is 2 x KP_VERIFY_SAMPLES + 1 calls, half of them of the
+ * Cost: a trial is 2 x KP_VERIFY_SAMPLES + 2 calls, half of them of the
  * slower candidate, and one allreduce; with the period at 64 calls and a
- * candidate 1.7x slower, about 3.8 % more time for the first periods,
- * falling to 0.06 % at the longest. Below KP_VERIFY_MIN bytes a call takes
+ * candidate 1.7x slower, about 4 % more time for the first periods,
+ * falling to 0.07 % at the longest. Below KP_VERIFY_MIN bytes a call takes
  * about a microsecond and the model's choice (made with a margin) is left
  * alone. KPORT_VERIFY=0 turns the check off; KPORT_VERBOSE=1 prints every
  * trial's times and outcome (rank 0).
@@ -61,9 +61,15 @@ static const char *const coll_names[KP_COLL_COUNT] = {"allgather", "barrier", "g
 #define KP_VERIFY_PERIOD 64
 #define KP_VERIFY_PERIOD_MAX 4096
 #define KP_VERIFY_MARGIN 1.05
-/* trial steps: 1 the other candidate untimed, then 2 .. 2 S + 1 alternately
- * the model's pick (even steps) and the other (odd steps) */
-#define KP_VERIFY_STEPS (2 * KP_VERIFY_SAMPLES + 1)
+/* trial steps: 1 .. S + 1 the other candidate, 1 untimed; S + 2 .. 2 S + 2
+ * the model's pick, S + 2 untimed. In blocks, not alternately: a call
+ * right after the other algorithm runs in the caches that one left (the
+ * two copies of 256 KiB after single copy, both all-to-all: 24 us, against
+ * 20 us one after the other; single copy 22.7 against 28.6), and the
+ * program repeats one of them. */
+#define KP_VERIFY_STEPS (2 * KP_VERIFY_SAMPLES + 2)
+#define KP_VERIFY_SIDE(step) ((step) <= KP_VERIFY_SAMPLES + 1 ? 1 : 0)
+#define KP_VERIFY_TIMED(step) ((step) != 1 && (step) != KP_VERIFY_SAMPLES + 2)
 
 typedef struct kp_verify_entry {
     int used, coll, root;
@@ -144,7 +150,7 @@ int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, 
         e->step = 1;
         e->best[0] = e->best[1] = DBL_MAX;
     }
-    const int s = e->step ? (e->step % 2 ? 1 : 0) : e->cur;
+    const int s = e->step ? KP_VERIFY_SIDE(e->step) : e->cur;
     if (s == 1) {
         kp_plan *p2 = NULL;
         int rc = kp_plan_get(c, coll, alt, &c->alt_prm[coll], bytes, root, inplace, &p2);
@@ -181,7 +187,7 @@ int kp_verify_end(kp_comm *c, int coll, const kp_algo *pick, void *token, int si
     kp_verify_entry *e = token;
     if (!e || !e->step)
         return KP_SUCCESS;
-    if (e->step > 1 && ns < e->best[side])
+    if (KP_VERIFY_TIMED(e->step) && ns < e->best[side])
         e->best[side] = ns;
     if (++e->step <= KP_VERIFY_STEPS)
         return KP_SUCCESS;

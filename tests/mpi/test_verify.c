@@ -145,23 +145,24 @@ int main(int argc, char **argv)
         check(what, (KP_FIRST - 1 - h) + bad);
         bad = 0;
         /* 2 (calls 16-75): the other candidate 2x faster: the trial
-         * (calls 16-22) says change, its confirmation (31-37) agrees, and
-         * calls 38-101 run the other one */
+         * (calls 16-23) says change, its confirmation (32-39) agrees, and
+         * calls 40-103 run the other one */
         setenv("KPORT_VERIFY_FAKE", "100000,50000", 1);
         h = run(coll, m, &call, 60, sb, rb, other, 25, 60, &bad);
         snprintf(what, sizeof what, "coll %d phase 2: %s after the confirmed trial", coll, other);
         check(what, (35 - h) + bad);
         bad = 0;
-        /* 3 (calls 76-195): the pick 2x faster: the next trial (102-108)
-         * and its confirmation (117-123) bring it back for calls 124-187 */
+        /* 3 (calls 76-195): the pick 2x faster: the next trial (104-111)
+         * and its confirmation (120-127, the pick's block 124-127) bring
+         * it back for calls 124-191 */
         setenv("KPORT_VERIFY_FAKE", "50000,100000", 1);
         h = run(coll, m, &call, 120, sb, rb, pick, 50, 110, &bad);
         snprintf(what, sizeof what, "coll %d phase 3: %s again after a later trial", coll, pick);
         check(what, (60 - h) + bad);
         bad = 0;
         /* 4 (calls 196-595): the ranks disagree, the maximum over ranks is
-         * a tie, and every call outside the trials (323-329, 586-592: 4
-         * calls of the other one each) runs the pick */
+         * a tie, and every call but the other candidate's blocks of the
+         * trials (328-331, 592-595) runs the pick */
         setenv("KPORT_VERIFY_FAKE", "100000,50000;50000,100000", 1);
         h = run(coll, m, &call, 400, sb, rb, pick, 0, 400, &bad);
         snprintf(what, sizeof what, "coll %d phase 4: ranks disagree, %s kept outside trials", coll, pick);
