@@ -16,7 +16,9 @@
  * but any start-up measurement can be unlucky.
  *
  * How: where the calibrated choice had both candidates priced (kp_choice's
- * alt) and the call moves at least KP_VERIFY_MIN bytes in all (P x block),
+ * alt) and the call moves at least KP_VERIFY_MIN bytes in all (P x block:
+ * below, a call takes about a microsecond, the candidates differ 2x and
+ * the check's own lookup would be a few per cent of it),
  * the communicator keeps, per (collective, block size, root), a count of
  * calls. From call KP_VERIFY_FIRST on, and then every `period` calls, a
  * trial: KP_VERIFY_SAMPLES + 1 calls of the other candidate, then as many
@@ -36,9 +38,8 @@
  * Cost: a trial is 2 x KP_VERIFY_SAMPLES + 2 calls, half of them of the
  * slower candidate, and one allreduce; with the period at 64 calls and a
  * candidate 1.7x slower, about 4 % more time for the first periods,
- * falling to 0.07 % at the longest. Below KP_VERIFY_MIN bytes a call takes
- * about a microsecond and the model's choice (made with a margin) is left
- * alone. KPORT_VERIFY=0 turns the check off; KPORT_VERBOSE=1 prints every
+ * falling to 0.07 % at the longest; outside trials a lookup of the entry
+ * and nothing timed. KPORT_VERIFY=0 turns the check off; KPORT_VERBOSE=1 prints every
  * trial's times and outcome (rank 0).
  *
  * Test hook: KPORT_VERIFY_FAKE="a,b[;a,b...]" replaces the measured times
@@ -54,7 +55,7 @@ static const char *const coll_names[KP_COLL_COUNT] = {"allgather", "barrier", "g
 #include <string.h>
 
 #define KP_VERIFY_N 16
-#define KP_VERIFY_MIN ((int64_t)8192)
+#define KP_VERIFY_MIN ((int64_t)32768)
 #define KP_VERIFY_FIRST 16
 #define KP_VERIFY_CONFIRM 8 /* calls to the trial that confirms a change */
 #define KP_VERIFY_SAMPLES 3
@@ -87,6 +88,7 @@ typedef struct kp_verify_entry {
 struct kp_verify {
     kp_verify_entry e[KP_VERIFY_N];
     unsigned long tick;
+    kp_verify_entry *last[KP_COLL_COUNT]; /* the previous call's, tried first */
 };
 
 void kp_verify_free(kp_comm *c)
@@ -112,17 +114,25 @@ static kp_verify_entry *entry(kp_comm *c, int coll, int64_t bytes, int root)
     if (!c->verify && !(c->verify = calloc(1, sizeof(*c->verify))))
         return NULL;
     struct kp_verify *v = c->verify;
-    kp_verify_entry *old = &v->e[0];
     v->tick++;
+    kp_verify_entry *e = v->last[coll];
+    if (e && e->used && e->coll == coll && e->bytes == bytes && e->root == root) {
+        e->used_at = v->tick;
+        return e;
+    }
+    kp_verify_entry *old = &v->e[0];
     for (int i = 0; i < KP_VERIFY_N; i++) {
-        kp_verify_entry *e = &v->e[i];
+        e = &v->e[i];
         if (e->used && e->coll == coll && e->bytes == bytes && e->root == root) {
             e->used_at = v->tick;
-            return e;
+            return v->last[coll] = e;
         }
         if (!e->used || (old->used && e->used_at < old->used_at))
             old = e;
     }
+    for (int k = 0; k < KP_COLL_COUNT; k++)
+        if (v->last[k] == old)
+            v->last[k] = NULL;
     memset(old, 0, sizeof(*old));
     old->used = 1;
     old->coll = coll;
@@ -131,7 +141,7 @@ static kp_verify_entry *entry(kp_comm *c, int coll, int64_t bytes, int root)
     old->next = KP_VERIFY_FIRST;
     old->period = KP_VERIFY_PERIOD;
     old->used_at = v->tick;
-    return old;
+    return v->last[coll] = old;
 }
 
 int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **pl, void **token,
@@ -161,7 +171,7 @@ int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, 
                             p2->errmsg);
         *pl = p2;
     }
-    *token = e;
+    *token = e->step ? e : NULL; /* outside trials nothing is timed */
     *side = s;
     return KP_SUCCESS;
 }
