@@ -111,6 +111,24 @@ static inline int kt_finish(void)
 
 /* ---- watchdog ------------------------------------------------------------ */
 
+/* One check agreed over MPI_COMM_WORLD, for the tests that count checks
+ * rather than each rank's comparisons: `bad` summed over the ranks; rank 0
+ * prints "<prog>: FAIL <what> (<sum>)"; *npass or *nfail counts it. */
+static inline void kt_check_world(const char *prog, const char *what, long bad, int *npass, int *nfail)
+{
+    long g = 0;
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Allreduce(&bad, &g, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (g) {
+        ++*nfail;
+        if (r == 0)
+            printf("%s: FAIL %s (%ld)\n", prog, what, g);
+    } else {
+        ++*npass;
+    }
+}
+
 static inline void kt_on_alarm(int sig)
 {
     (void)sig;

@@ -23,6 +23,7 @@
  */
 #include "core/core.h"
 #include "kport.h"
+#include "common.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -33,15 +34,7 @@ static int wrank, npass, nfail;
 
 static void check(const char *what, long bad)
 {
-    long g = 0;
-    MPI_Allreduce(&bad, &g, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (g) {
-        nfail++;
-        if (wrank == 0)
-            printf("test_calibrate: FAIL %s (%ld)\n", what, g);
-    } else {
-        npass++;
-    }
+    kt_check_world("test_calibrate", what, bad, &npass, &nfail);
 }
 
 static unsigned char V(int src, int dst, long i)

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "core/core.h"
 #include "kport.h"
+#include "common.h"
 
 #include <malloc.h>
 #include <mpi.h>
@@ -36,15 +37,7 @@ static int wrank, wsize, npass, nfail;
 
 static void check(const char *what, long bad)
 {
-    long g = 0;
-    MPI_Allreduce(&bad, &g, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (g) {
-        nfail++;
-        if (wrank == 0)
-            printf("test_churn: FAIL %s: %ld bad\n", what, g);
-    } else {
-        npass++;
-    }
+    kt_check_world("test_churn", what, bad, &npass, &nfail);
 }
 
 static unsigned char V(long cycle, int src, int dst, long i)

@@ -22,6 +22,7 @@
  */
 #include "core/core.h"
 #include "kport.h"
+#include "common.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -34,15 +35,7 @@ static int wrank, wsize, npass, nfail;
 
 static void check(const char *what, long bad)
 {
-    long g = 0;
-    MPI_Allreduce(&bad, &g, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (g) {
-        nfail++;
-        if (wrank == 0)
-            printf("test_verify: FAIL %s (%ld)\n", what, g);
-    } else {
-        npass++;
-    }
+    kt_check_world("test_verify", what, bad, &npass, &nfail);
 }
 
 static unsigned char V(int src, int dst, long i, int call)
