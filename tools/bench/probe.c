@@ -164,9 +164,27 @@ void kb_sync_barrier(kb_sync *s)
         return;
     }
     kb_seg_post(&s->seg, ++s->seq);
-    for (int r = 0; r < s->seg.n; r++)
-        if (r != s->seg.me)
-            kb_seg_wait(&s->seg, r, s->seq);
+    /* as kb_seg_wait, but a long wait also drives MPI's progress engine: a
+     * rank may still be inside the previous call, in a one-sided flush
+     * that MPICH completes only while the target makes MPI calls (kport's
+     * RMA transport), and MPI_Barrier, the start line before, made them */
+    unsigned spins = 0;
+    for (int r = 0; r < s->seg.n; r++) {
+        if (r == s->seg.me)
+            continue;
+        _Atomic uint64_t *f = kb_seg_flag(&s->seg, r);
+        while (atomic_load_explicit(f, memory_order_acquire) < s->seq) {
+            spins++;
+            if (spins > 256 && (spins & 63) == 0) {
+                int flag = 0;
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &flag, MPI_STATUS_IGNORE);
+            }
+            if (s->seg.oversub || spins > 4096)
+                sched_yield();
+            else if (spins > 128)
+                cpu_relax();
+        }
+    }
 }
 
 void kb_sync_close(kb_sync *s)
