@@ -37,4 +37,24 @@ static inline void kp_shm_wait_all(kp_sched *s, int n, int line)
         }
 }
 
+/* An all-gather on one node whose blocks (at most KP_LINE - 8 bytes) ride
+ * in their writers' flag lines (KP_BUF_LINE, post_line / wait_line): a
+ * waiting rank gets flag and data with one cache-line transfer (one node:
+ * local index = rank). shm_flat's small blocks; the SMP all-gathers' on
+ * one node (algo/smp_common.h). */
+static inline int kp_shm_allgather_lines(kp_sched *s)
+{
+    const int P = s->P, me = s->rank;
+    const int64_t m = s->bytes;
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + 8, m);
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)me * m, m);
+    kp_sched_next_round(s);
+    kp_shm_wait_all(s, kp_sched_post_line(s), 1);
+    kp_sched_next_round(s);
+    for (int q = 0; q < P; q++)
+        if (q != me)
+            kp_sched_copy(s, KP_BUF_LINE, (int64_t)q * KP_LINE + 8, KP_BUF_RECV, (int64_t)q * m, m);
+    return kp_sched_finish(s);
+}
+
 #endif /* KP_SHM_COMMON_H */

@@ -44,6 +44,7 @@
 #define KP_ALGO_SMP_COMMON_H
 
 #include "algo/algo.h"
+#include "algo/shm_common.h"
 #include "kport.h"
 
 /* ---- node layout view ------------------------------------------------------ */
@@ -151,28 +152,6 @@ static inline int kp_smp_ag_nonleader(kp_sched *s, const kp_smp *v)
     return kp_sched_finish(s);
 }
 
-/* One node, blocks of at most KP_LINE - 8 bytes: only phase 1 is left,
- * and the blocks travel in their writers' flag lines (as shm_flat's small
- * blocks): a waiting rank gets flag and data with one transfer instead of
- * the flag's line and then the segment's (P = 2, 8 B: 0.25 -> 0.19 us). */
-static inline int kp_smp_ag_one_node_lines(kp_sched *s, const kp_smp *v)
-{
-    const int me = s->rank;
-    const int64_t m = s->bytes;
-    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)kp_smp_local(v, me) * KP_LINE + 8, m);
-    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)me * m, m);
-    kp_sched_next_round(s);
-    const int n = kp_sched_post_line(s);
-    for (int q = 0; q < s->P; q++)
-        if (q != me)
-            kp_sched_wait_line(s, q, n);
-    kp_sched_next_round(s);
-    for (int q = 0; q < s->P; q++)
-        if (q != me)
-            kp_sched_copy(s, KP_BUF_LINE, (int64_t)kp_smp_local(v, q) * KP_LINE + 8, KP_BUF_RECV, (int64_t)q * m, m);
-    return kp_sched_finish(s);
-}
-
 /* The start the three SMP all-gathers share: validate the layout, finish an
  * empty message at once, build a non-leader's whole schedule, and phase 1
  * for a leader. Returns 1 when the caller (a leader) goes on with phase 2,
@@ -189,7 +168,11 @@ static inline int kp_smp_ag_begin(kp_sched *s, const char *name, kp_smp *v, int 
     }
     *v = kp_smp_view(s);
     if (kp_smp_nnodes(v) == 1 && s->P > 1 && s->bytes <= KP_LINE - 8) {
-        *rc = kp_smp_ag_one_node_lines(s, v);
+        /* one node: only phase 1 is left, and small blocks take shm_flat's
+         * flag lines (a waiting rank gets flag and data with one transfer
+         * instead of the flag's line and then the segment's; P = 2, 8 B:
+         * 0.25 -> 0.19 us) */
+        *rc = kp_shm_allgather_lines(s);
         return 0;
     }
     if (kp_smp_leader(v, kp_smp_node_of(v, s->rank)) != s->rank) {

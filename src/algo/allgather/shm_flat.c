@@ -51,19 +51,8 @@ int kp_allgather_shm_flat_build(kp_sched *s, const kp_params *prm)
         return rc;
     if (m == 0)
         return kp_sched_finish(s);
-    if (m <= KP_SHM_INLINE) {
-        /* the block rides in the rank's flag line: a waiting peer fetches
-         * flag and data with one cache-line transfer (one node: local = rank) */
-        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + 8, m);
-        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, (int64_t)me * m, m);
-        kp_sched_next_round(s);
-        kp_shm_wait_all(s, kp_sched_post_line(s), 1);
-        kp_sched_next_round(s);
-        for (int q = 0; q < P; q++)
-            if (q != me)
-                kp_sched_copy(s, KP_BUF_LINE, (int64_t)q * KP_LINE + 8, KP_BUF_RECV, (int64_t)q * m, m);
-        return kp_sched_finish(s);
-    }
+    if (m <= KP_SHM_INLINE)
+        return kp_shm_allgather_lines(s);
     const int64_t ch = kp_shm_flat_chunk(m, prm);
     const int64_t nch = (m + ch - 1) / ch;
     const int sets = nch > 1 ? 2 : 1;
