@@ -126,17 +126,28 @@ static inline void cpu_relax(void)
 #endif
 }
 
-void kb_seg_wait(const kb_seg *s, int r, uint64_t v)
+/* kb_seg_wait; with progress != MPI_COMM_NULL a long wait also calls
+ * MPI_Iprobe on it (drives MPI's progress engine) */
+static void seg_wait(const kb_seg *s, int r, uint64_t v, MPI_Comm progress)
 {
     _Atomic uint64_t *f = kb_seg_flag(s, r);
     unsigned spins = 0;
     while (atomic_load_explicit(f, memory_order_acquire) < v) {
         spins++;
+        if (progress != MPI_COMM_NULL && spins > 256 && (spins & 63) == 0) {
+            int flag = 0;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress, &flag, MPI_STATUS_IGNORE);
+        }
         if (s->oversub || spins > 4096)
             sched_yield();
         else if (spins > 128)
             cpu_relax();
     }
+}
+
+void kb_seg_wait(const kb_seg *s, int r, uint64_t v)
+{
+    seg_wait(s, r, v, MPI_COMM_NULL);
 }
 
 void kb_sync_open(MPI_Comm comm, int oversub, kb_sync *s)
@@ -164,27 +175,13 @@ void kb_sync_barrier(kb_sync *s)
         return;
     }
     kb_seg_post(&s->seg, ++s->seq);
-    /* as kb_seg_wait, but a long wait also drives MPI's progress engine: a
-     * rank may still be inside the previous call, in a one-sided flush
-     * that MPICH completes only while the target makes MPI calls (kport's
-     * RMA transport), and MPI_Barrier, the start line before, made them */
-    unsigned spins = 0;
-    for (int r = 0; r < s->seg.n; r++) {
-        if (r == s->seg.me)
-            continue;
-        _Atomic uint64_t *f = kb_seg_flag(&s->seg, r);
-        while (atomic_load_explicit(f, memory_order_acquire) < s->seq) {
-            spins++;
-            if (spins > 256 && (spins & 63) == 0) {
-                int flag = 0;
-                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &flag, MPI_STATUS_IGNORE);
-            }
-            if (s->seg.oversub || spins > 4096)
-                sched_yield();
-            else if (spins > 128)
-                cpu_relax();
-        }
-    }
+    /* a long wait also drives MPI's progress engine: a rank may still be
+     * inside the previous call, in a one-sided flush that MPICH completes
+     * only while the target makes MPI calls (kport's RMA transport), and
+     * MPI_Barrier, the start line before, made them */
+    for (int r = 0; r < s->seg.n; r++)
+        if (r != s->seg.me)
+            seg_wait(&s->seg, r, s->seq, s->comm);
 }
 
 void kb_sync_close(kb_sync *s)
