@@ -79,6 +79,8 @@ int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 int kp_algo_count(int coll);
 const kp_algo *kp_algo_at(int coll, int i);
 const kp_algo *kp_algo_find(int coll, const char *name);
+/* "allgather", "barrier", "gather", "alltoall" (enum kp_coll); "?" otherwise */
+const char *kp_coll_name(int coll);
 
 /* Parse "name[:k=3,C=2]" into an algorithm and its parameters (defaults
  * filled in). Returns KP_SUCCESS or KP_ERR_PARAM with a message in err. */

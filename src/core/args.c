@@ -17,14 +17,6 @@
 
 #include <limits.h>
 #include <stdint.h>
-#include <time.h>
-
-static double kp_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static int side_info(const char *fn, const char *which, MPI_Datatype t, MPI_Count count, kp_tinfo *ti,
                      int64_t *bytes)

@@ -10,6 +10,15 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in nanoseconds (calibration, the choice's check) */
+static inline double kp_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
 
 /* ---- errors (error.c) ---- */
 /* Record the detailed message for kp_last_error() and return code. */
@@ -284,6 +293,9 @@ int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int6
                   kp_choice *ch);
 /* KPORT_CALIBRATE (select.c): 0 never, 1 once per process (default), 2 force. */
 int kp_calibrate_mode(void);
+/* KPORT_VERIFY (select.c): 0 the model's choice stays, 1 checked by
+ * measurement (default; select/verify.c). */
+int kp_verify_mode(void);
 /* The agreed costs as a vector (tests): returns the number of words. */
 int kp_calibration_words(const kp_comm *c, double *out, int n);
 double kp_calibration_cost_ns(void);

@@ -128,12 +128,6 @@ static const char *kname(int k)
     return k >= 0 && k <= KP_OP_PEER_WRITE ? n[k] : "?";
 }
 
-static const char *collname(int coll)
-{
-    static const char *n[] = {"allgather", "barrier", "gather", "alltoall"};
-    return coll >= 0 && coll < KP_COLL_COUNT ? n[coll] : "?";
-}
-
 static uint64_t token(int call, uint64_t origin, int64_t i)
 {
     return ((uint64_t)call << 56) | (origin << 32) | (uint64_t)i;
@@ -634,7 +628,7 @@ static int validate(ctx *c)
         if (sc[r].rank != r || sc[r].P != c->P || sc[r].bytes != c->bytes || sc[r].coll != c->coll ||
             sc[r].root != c->root || sc[r].inplace != c->inplace)
             return fail(c, "schedule %d was built for another shape (rank %d of %d, %s)", r, sc[r].rank, sc[r].P,
-                        collname(sc[r].coll));
+                        kp_coll_name(sc[r].coll));
         const kp_sched *lead = &sc[kp_layout_leader(c->L, c->L->node_of[r])];
         if (sc[r].shm_bytes != lead->shm_bytes)
             return fail(c, "rank %d asks for %" PRId64 " shared bytes, its node's leader for %" PRId64, r,

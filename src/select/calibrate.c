@@ -103,13 +103,6 @@ static const double cal_default[CAL_WORDS] = {
     500.0, 0.06, 0.06,  /* peer_write */
 };
 
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -187,7 +180,7 @@ static void measure(kp_comm *c, int cma, double *out)
     double t[KP_CAL_FLAG_REPS];
     /* flag: A posts, B answers */
     for (int i = 0; i < KP_CAL_FLAG_REPS; i++) {
-        const double t0 = now_ns();
+        const double t0 = kp_now_ns();
         if (me == 0) {
             post(area, 0, step);
             await(area, 1, step);
@@ -195,7 +188,7 @@ static void measure(kp_comm *c, int cma, double *out)
             await(area, 0, step);
             post(area, 1, step);
         }
-        t[i] = (now_ns() - t0) / 2;
+        t[i] = (kp_now_ns() - t0) / 2;
         step++;
     }
     out[CAL_W * CAL_FLAG] = median(t, KP_CAL_FLAG_REPS);
@@ -210,40 +203,40 @@ static void measure(kp_comm *c, int cma, double *out)
          * two-copy call makes them; the copies at the two small sizes only */
         for (int i = 0; i < nrep && s <= KP_CAL_S2; i++) {
             meet(area, me, step++);
-            double t0 = now_ns();
+            double t0 = kp_now_ns();
             if (ok)
                 memcpy(blk + me * KP_CAL_S2, priv, (size_t)s);
-            tin[i] = now_ns() - t0;
+            tin[i] = kp_now_ns() - t0;
             meet(area, me, step++);
-            t0 = now_ns();
+            t0 = kp_now_ns();
             if (ok)
                 memcpy(priv2, blk + (1 - me) * KP_CAL_S2, (size_t)s);
-            tout[i] = now_ns() - t0;
+            tout[i] = kp_now_ns() - t0;
         }
         for (int i = 0; i < nrep && s <= KP_CAL_S2; i++) {
             meet(area, me, step++);
-            double t0 = now_ns();
+            double t0 = kp_now_ns();
             if (ok)
                 memcpy(priv + KP_CAL_S2, priv2, (size_t)s);
-            tmem[i] = now_ns() - t0;
+            tmem[i] = kp_now_ns() - t0;
         }
         struct iovec l = {priv2, (size_t)s}, r = {(void *)(uintptr_t)peer->addr[0], (size_t)s};
         for (int i = 0; i < nrep; i++) {
             meet(area, me, step++);
             trd[i] = 0;
             if (ok && cma) { /* both read each other at once, as the single-copy all-gather does */
-                const double t0 = now_ns();
+                const double t0 = kp_now_ns();
                 process_vm_readv((pid_t)peer->pid, &l, 1, &r, 1, 0);
-                trd[i] = now_ns() - t0;
+                trd[i] = kp_now_ns() - t0;
             }
         }
         for (int i = 0; i < nrep; i++) {
             meet(area, me, step++);
             twr[i] = 0;
             if (me == 0 && ok && cma) { /* one writer, as a gather's sender; the peer waits */
-                const double t0 = now_ns();
+                const double t0 = kp_now_ns();
                 process_vm_writev((pid_t)peer->pid, &l, 1, &r, 1, 0);
-                twr[i] = now_ns() - t0;
+                twr[i] = kp_now_ns() - t0;
             }
         }
         if (s <= KP_CAL_S2) {
@@ -294,7 +287,7 @@ int kp_calibrate(kp_comm *c, int cma)
         int mine = m == 2 ? 0 : cal.have, all = 0;
         PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->node);
         if (!all) {
-            const double t0 = now_ns();
+            const double t0 = kp_now_ns();
             int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S2);
             if (rc)
                 return rc;
@@ -310,7 +303,7 @@ int kp_calibrate(kp_comm *c, int cma)
             memcpy(cal.v, c->shm.data + 256 + 2 * KP_CAL_S2 - sizeof(res), sizeof(res));
             PMPI_Barrier(c->node); /* read before the segment's next use */
             cal.have = 1;
-            cal.cost_ns = now_ns() - t0;
+            cal.cost_ns = kp_now_ns() - t0;
             measured = 1;
         }
     }

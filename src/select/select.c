@@ -25,7 +25,6 @@
 
 static const char *coll_env[KP_COLL_COUNT] = {"KPORT_ALLGATHER", "KPORT_BARRIER", "KPORT_GATHER",
                                               "KPORT_ALLTOALL"};
-static const char *coll_name[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
 
 static struct {
     int loaded;
@@ -38,6 +37,7 @@ static struct {
     int chunk_kb;
     int single_copy_min_set;                /* KPORT_SINGLE_COPY_MIN given: the fixed rule, not the model */
     int calibrate;                          /* KPORT_CALIBRATE: 0, 1 (default), 2 (force) */
+    int verify;                             /* KPORT_VERIFY: 0, 1 (default) */
     int fallback_set; /* by kp_set_fallback: overrides the environment */
     unsigned gen; /* changes whenever a setting does: invalidates fast paths */
     int forced_set[KP_COLL_COUNT]; /* by kp_set_algorithm */
@@ -114,6 +114,16 @@ int kp_settings_load(void)
             snprintf(st.load_err, sizeof(st.load_err), "KPORT_CALIBRATE=\"%s\": expected 0, 1 or force", v);
         }
     }
+    v = getenv("KPORT_VERIFY");
+    st.verify = 1;
+    if (v && *v) {
+        if (strcmp(v, "0") == 0)
+            st.verify = 0;
+        else if (strcmp(v, "1") != 0 && !st.load_rc) {
+            st.load_rc = KP_ERR_PARAM;
+            snprintf(st.load_err, sizeof(st.load_err), "KPORT_VERIFY=\"%s\": expected 0 or 1", v);
+        }
+    }
     if (!st.fallback_set) {
         v = getenv("KPORT_FALLBACK");
         if (!v || !*v || strcmp(v, "error") == 0)
@@ -152,6 +162,11 @@ int kp_verbose(void)
 int kp_calibrate_mode(void)
 {
     return st.calibrate;
+}
+
+int kp_verify_mode(void)
+{
+    return st.verify;
 }
 
 int kp_single_copy_min_set(void)
@@ -365,7 +380,7 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
 static void say(kp_comm *c, const char *what, int coll, int64_t bytes, const char *name, const char *why)
 {
     if (c->rank == 0) {
-        fprintf(stderr, "kport: %s %s P=%d bytes=%lld: %s (%s)\n", coll_name[coll], what, c->size, (long long)bytes,
+        fprintf(stderr, "kport: %s %s P=%d bytes=%lld: %s (%s)\n", kp_coll_name(coll), what, c->size, (long long)bytes,
                 name, why);
         fflush(stderr);
     }

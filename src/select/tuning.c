@@ -39,7 +39,6 @@
 /* a tuning file is a few KB; refuse anything absurd */
 #define KP_TUNING_MAX_FILE (16 * 1024 * 1024)
 
-static const char *coll_names[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
 
 typedef struct ctx {
     const char *name;
@@ -148,7 +147,7 @@ static int load_rule(const ctx *c, const kp_json *v, int ri, kp_tuning_rule *r)
         return refuse(c, co->line, ri, "collective", "%s: expected a string", kp_json_type_name(co->type));
     r->coll = -1;
     for (int k = 0; k < KP_COLL_COUNT; k++)
-        if (strcmp(co->string, coll_names[k]) == 0)
+        if (strcmp(co->string, kp_coll_name(k)) == 0)
             r->coll = k;
     if (r->coll < 0)
         return refuse(c, co->line, ri, "collective", "unknown collective \"%s\" (allgather, barrier, gather or alltoall)",
@@ -375,7 +374,7 @@ int kp_tuning_select(kp_comm *c, int coll, int64_t bytes, int root, int inplace,
         }
         if (kp_verbose() && !pl->announced && c->rank == 0) {
             fprintf(stderr, "kport: %s P=%d bytes=%lld: tuning file %s rule %d, line %d: %s cannot apply (%s); next rule\n",
-                    coll_names[coll], c->size, (long long)bytes, t->name, i + 1, r->line, pl->name, pl->errmsg);
+                    kp_coll_name(coll), c->size, (long long)bytes, t->name, i + 1, r->line, pl->name, pl->errmsg);
             fflush(stderr);
         }
         pl->announced = 1;

@@ -51,7 +51,6 @@
 #include "core/core.h"
 
 #include <float.h>
-static const char *const coll_names[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,16 +98,6 @@ void kp_verify_free(kp_comm *c)
     c->verify = NULL;
 }
 
-static int enabled(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("KPORT_VERIFY");
-        v = !(e && strcmp(e, "0") == 0);
-    }
-    return v;
-}
-
 /* the entry of (coll, bytes, root), made (replacing the least recently
  * used one: the same on every rank, which make the same calls) if new */
 static kp_verify_entry *entry(kp_comm *c, int coll, int64_t bytes, int root)
@@ -152,7 +141,7 @@ int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, 
     *token = NULL;
     *side = 0;
     const kp_algo *alt = c->alt[coll];
-    if (!alt || !enabled() || (int64_t)c->size * bytes < KP_VERIFY_MIN)
+    if (!alt || !kp_verify_mode() || (int64_t)c->size * bytes < KP_VERIFY_MIN)
         return KP_SUCCESS;
     kp_verify_entry *e = entry(c, coll, bytes, root);
     if (!e) /* an error, not a skipped check: the other ranks would wait in the trial's allreduce */
@@ -244,7 +233,7 @@ int kp_verify_end(kp_comm *c, int coll, const kp_algo *pick, void *token, int si
         fprintf(stderr,
                 "kport: %s P=%d bytes=%lld: measured %s %.2f us, %s %.2f us (least of %d, max over ranks): "
                 "runs %s (%s); next check in %ld calls\n",
-                coll_names[coll], c->size, (long long)e->bytes, pick->name, all[0] / 1000, alt->name,
+                kp_coll_name(coll), c->size, (long long)e->bytes, pick->name, all[0] / 1000, alt->name,
                 all[1] / 1000, KP_VERIFY_SAMPLES, e->cur ? alt->name : pick->name, what, e->next - e->calls);
         fflush(stderr);
     }
