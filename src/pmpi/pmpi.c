@@ -56,7 +56,6 @@
 #include <strings.h>
 
 static const char *const mpi_name[KP_COLL_COUNT] = {"MPI_Allgather", "MPI_Barrier", "MPI_Gather", "MPI_Alltoall"};
-static const char *const short_name[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
 
 /* ---- settings, read once ------------------------------------------------ */
 
@@ -101,7 +100,7 @@ static void settings_init(void)
             found = 1;
         }
         for (int c = 0; c < KP_COLL_COUNT && !found; c++)
-            if (strcasecmp(tok, short_name[c]) == 0 || strcasecmp(tok, mpi_name[c]) == 0)
+            if (strcasecmp(tok, kp_coll_name(c)) == 0 || strcasecmp(tok, mpi_name[c]) == 0)
                 disabled[c] = found = 1;
         if (!found) {
             size_t n = strlen(bad_disable);
