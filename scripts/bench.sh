@@ -39,6 +39,7 @@ b2b=${BENCH_B2B:-8}
 b2b_algs=${BENCH_B2B_ALGS:-native,auto,memcpy}
 mpis=${BENCH_MPIS:-ompi mpich}
 mkdir -p "$out"
+rm -rf "$out"/moved-* # attempts of an earlier run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 files=() plots=()
 # Measure the machine first: LogGP and shared-memory costs per build, P = 2.
