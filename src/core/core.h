@@ -305,6 +305,10 @@ int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, k
 void kp_set_last_algorithm(int coll, const kp_plan *pl);
 
 /* ---- the calibrated choice checked by measurement (select/verify.c) ---- */
+/* calls moving fewer bytes in all (P x block) are never checked; the
+ * caller tests this before calling kp_verify_begin (the call that found it
+ * out cost ~40 instructions, ~10 ns, on every `auto` all-gather of 8 B) */
+#define KP_VERIFY_MIN ((int64_t)8192)
 /* Before a call whose plan *pl is the calibrated choice (c->alt[coll]
  * set): *pl becomes the plan to run (the other candidate where a trial or
  * an earlier trial says so); *token and *side to pass to kp_verify_end

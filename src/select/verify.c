@@ -56,7 +56,6 @@
 #include <string.h>
 
 #define KP_VERIFY_N 16
-#define KP_VERIFY_MIN ((int64_t)8192)
 #define KP_VERIFY_FIRST 16
 #define KP_VERIFY_CONFIRM 8 /* calls to the trial that confirms a change */
 #define KP_VERIFY_SAMPLES 3
