@@ -221,6 +221,52 @@ static void test_sizes(void)
     }
 }
 
+/* kb_fit_pieces_multi: the shape of Open MPI's shared memory measured
+ * here (loggp, 22 Nov 2026): RTT/2 grows smoothly across the fast boxes'
+ * end at 256 B (0.27 -> 0.29 us) while the sender's overhead triples
+ * (0.13 -> 0.41 us) and so does the gap; rendezvous from 8 KiB in all of
+ * them. Jointly: a boundary between 256 and 512 B in every noisy
+ * repetition, the lines in out those of RTT/2; RTT/2 alone (its noise
+ * enough to move its boundary from run to run) is no test of that, and
+ * the series given once reproduce kb_fit_pieces exactly. */
+static void test_multi(void)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    double x[NS], y[NS], os[NS], g[NS];
+    sizes(x);
+    for (int rep = 0; rep < 20; rep++) {
+        for (int i = 0; i < NS; i++) {
+            const double nz = rep == 0 ? 0.0 : 0.01;
+            y[i] = (x[i] <= 4096 ? 215.0 + 0.04 * x[i] : 1200.0 + 0.1 * x[i]) * (1.0 + noise(&s, nz));
+            os[i] = (x[i] <= 256 ? 125.0 : x[i] <= 4096 ? 400.0 + 0.03 * x[i] : 1200.0 + 0.1 * x[i]) *
+                    (1.0 + noise(&s, nz));
+            g[i] = (x[i] <= 256 ? 122.0 + 0.1 * x[i] : x[i] <= 4096 ? 340.0 + 0.03 * x[i] : 1150.0 + 0.1 * x[i]) *
+                   (1.0 + noise(&s, nz));
+        }
+        const double *ys[] = {y, os, g};
+        kb_pieces p, q;
+        CHECK(kb_fit_pieces_multi(x, ys, 3, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0, "multi %d failed", rep);
+        int at256 = 0;
+        for (int k = 1; k < p.npieces; k++)
+            at256 |= x[p.start[k] - 1] == 256 && x[p.start[k]] == 512;
+        CHECK(at256, "multi %d: no boundary at 256|512 B (%d pieces, the first ends at %g)", rep, p.npieces,
+              x[p.start[1] - 1]);
+        for (int k = 0; k < p.npieces; k++) {
+            kb_line l;
+            kb_fit_line(x + p.start[k], y + p.start[k], p.start[k + 1] - p.start[k], &l);
+            CHECK(l.a == p.piece[k].a && l.b == p.piece[k].b, "multi %d: piece %d's line is not RTT/2's", rep, k);
+        }
+        CHECK(kb_fit_pieces_multi(x, ys, 1, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == 0 &&
+                  kb_fit_pieces(x, y, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &q) == 0 && p.npieces == q.npieces &&
+                  !memcmp(p.start, q.start, sizeof p.start),
+              "multi %d: one series differs from kb_fit_pieces", rep);
+    }
+    const double *bad[] = {x, NULL};
+    kb_pieces p;
+    CHECK(kb_fit_pieces_multi(x, bad, 2, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == -1, "a NULL series accepted");
+    CHECK(kb_fit_pieces_multi(x, bad, 0, NS, 3, 3.0, 0.03, KB_MAX_PIECES, &p) == -1, "no series accepted");
+}
+
 /* kb_split_pieces_for: RTT/2 with a jump at 8 KiB (two pieces); the
  * exchange z follows a line in the first piece and changes slope at 64 KiB
  * inside the second (0.06 -> 0.14 ns/byte, no jump): one split there, the
@@ -275,6 +321,7 @@ int main(void)
     test_noisy_line();
     test_protocol_switch();
     test_split_for();
+    test_multi();
     test_bad_input();
     test_zeros();
     test_sizes();

@@ -139,24 +139,32 @@ int kb_split_pieces_for(const double *x, const double *y, const double *z, int n
     return made;
 }
 
-int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
-                  kb_pieces *out)
+int kb_fit_pieces_multi(const double *x, const double *const *ys, int m, int n, int min_pts, double penalty,
+                        double noise, int max_pieces, kb_pieces *out)
 {
-    if (n < 1 || n > KB_FIT_MAX_POINTS || min_pts < 2 || !x || !y || !out || !(penalty > 0) ||
+    if (n < 1 || n > KB_FIT_MAX_POINTS || min_pts < 2 || !x || !ys || m < 1 || !out || !(penalty > 0) ||
         !(noise >= 0) || max_pieces < 1 || max_pieces > KB_MAX_PIECES)
         return -1;
     for (int i = 1; i < n; i++)
         if (!(x[i] > x[i - 1]))
             return -1;
+    for (int k = 0; k < m; k++)
+        if (!ys[k])
+            return -1;
+    const double *y = ys[0];
     memset(out, 0, sizeof(*out));
-    /* cost[i][j]: sum of squared relative errors of one line through [i, j) */
+    /* cost[i][j]: sum over the series of the squared relative errors of
+     * one line through [i, j) */
     static double cost[KB_FIT_MAX_POINTS][KB_FIT_MAX_POINTS + 1];
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j <= n; j++) {
-            kb_line l;
-            if (kb_fit_line(x + i, y + i, j - i, &l))
-                return -1;
-            cost[i][j] = (j - i) * l.rms * l.rms;
+            cost[i][j] = 0;
+            for (int k = 0; k < m; k++) {
+                kb_line l;
+                if (kb_fit_line(x + i, ys[k] + i, j - i, &l))
+                    return -1;
+                cost[i][j] += (j - i) * l.rms * l.rms;
+            }
         }
     /* best[k][j]: least cost of k pieces of >= min_pts points over [0, j); cut: where the last starts */
     static double best[KB_MAX_PIECES + 1][KB_FIT_MAX_POINTS + 1];
@@ -178,15 +186,16 @@ int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double p
     /* how many pieces: the fewest whose error is within the noise at most,
      * and among those the least n*ln(rms^2) + penalty*k*ln(n) (the
      * Bayesian information criterion, `penalty` parameters per piece) */
-    out->rms_one = sqrt(best[1][n] / n);
+    const int N = m * n; /* points of all series */
+    out->rms_one = sqrt(best[1][n] / N);
     int kmax = 1;
-    while (kmax < max_pieces && sqrt(best[kmax][n] / n) > noise && isfinite(best[kmax + 1][n]))
+    while (kmax < max_pieces && sqrt(best[kmax][n] / N) > noise && isfinite(best[kmax + 1][n]))
         kmax++;
     int k = 1;
     double bic_best = INFINITY;
     for (int j = 1; j <= kmax; j++) {
-        double ms = best[j][n] / n;
-        double bic = n * log(ms > 1e-12 ? ms : 1e-12) + penalty * j * log((double)n);
+        double ms = best[j][n] / N;
+        double bic = N * log(ms > 1e-12 ? ms : 1e-12) + penalty * m * j * log((double)N);
         if (bic < bic_best)
             bic_best = bic, k = j;
     }
@@ -200,6 +209,12 @@ int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double p
         if (kb_fit_line(x + out->start[p], y + out->start[p], out->start[p + 1] - out->start[p], &out->piece[p]))
             return -1;
     return 0;
+}
+
+int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
+                  kb_pieces *out)
+{
+    return kb_fit_pieces_multi(x, &y, 1, n, min_pts, penalty, noise, max_pieces, out);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -60,6 +60,15 @@ typedef struct kb_pieces {
  * arguments. Not thread-safe (static tables). */
 int kb_fit_pieces(const double *x, const double *y, int n, int min_pts, double penalty, double noise, int max_pieces,
                   kb_pieces *out);
+/* The same over m series measured at the same x (ys[0..m), each n
+ * points): the pieces that fit all of them together (the summed squared
+ * relative errors of every series; the criterion counts m*n points and
+ * penalty per series and piece); the lines in out are those through ys[0].
+ * A protocol change may show in one quantity and not in another (Open
+ * MPI's fast boxes end at 256 B: the sender's overhead and the gap triple
+ * from 256 to 512 B while RTT/2 moves 8 %). */
+int kb_fit_pieces_multi(const double *x, const double *const *ys, int m, int n, int min_pts, double penalty,
+                        double noise, int max_pieces, kb_pieces *out);
 
 /* A second quantity z measured at the same x may change slope inside a
  * piece of pcs (fitted on y): a piece whose line through z misses by more

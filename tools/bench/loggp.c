@@ -516,7 +516,15 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         yr[i] = pt[i].o_r;
         yx[i] = pt[i].xchg;
     }
-    kb_fit_pieces(x, y, n, 3, 3.0, 0.03, KP_MAX_PIECES < KB_MAX_PIECES ? KP_MAX_PIECES : KB_MAX_PIECES, pcs);
+    /* the pieces fit RTT/2, the exchange, the sender's overhead and the
+     * gap together: Open MPI's fast boxes end at 256 B, where o_s and g
+     * triple and the exchange grows 1.4x while RTT/2 moves 8 %; pieces of
+     * RTT/2 alone put that boundary at 64, 128 or 256 B from run to run,
+     * and a 256 B message was priced by the 512 B-2 KiB regime's lines in
+     * some (a 256 B exchange 1.15x, two of them 1.38x the measurement) */
+    const double *series[] = {y, yx, ys, yg};
+    kb_fit_pieces_multi(x, series, 4, n, 3, 3.0, 0.03, KP_MAX_PIECES < KB_MAX_PIECES ? KP_MAX_PIECES : KB_MAX_PIECES,
+                        pcs);
     /* the exchange may change slope where RTT/2 does not (MPICH: a
      * 16 KiB-1 MiB piece whose exchange runs 0.06 ns/B up to 64 KiB and
      * 0.14 above): split such a piece for it */
