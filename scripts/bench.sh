@@ -25,8 +25,8 @@
 #   BENCH_PLOT        0: no figures (default 1; kport-plot needs python3-matplotlib)
 #   BENCH_RECHECK     0: do not measure the machine again after the all-gather
 #                     (default 1: loggp again right after each build's isolated
-#                     all-gather; when flag, copy or p2p costs moved by more than
-#                     25 %, the parameters and the all-gather are measured again)
+#                     all-gather; when flag, copy, p2p one-way or exchange costs
+#                     moved by more than 25 %, the parameters and the all-gather are measured again)
 #   BENCH_RETRIES     further attempts when the machine moved (default 2); the
 #                     moved attempts stay in $BENCH_OUT/moved-N/, and a warning
 #                     when the last one moved too
@@ -49,8 +49,8 @@ files=() plots=()
 # minutes at a time, parameters measured in one phase predict medians
 # measured in another 2-3x off (docs/PERFORMANCE.md, "Predicted against
 # measured"). When the two measurements disagree by more than 25 % (flag,
-# copy, point-to-point one-way), the run says so and measures all three
-# again, BENCH_RETRIES times at most.
+# copy, point-to-point one-way, exchanges of 512 B, 4 KiB, 64 KiB), the run
+# says so and measures all three again, BENCH_RETRIES times at most.
 params() { echo "$out/params-$1.json"; }
 runner() { # sets run and bin for build $1 at $2 ranks
     if [ "$1" = ompi ]; then
@@ -79,9 +79,19 @@ a, b = (json.load(open(f)) for f in sys.argv[1:3])
 def one_way(p):  # the smallest message: o_s + L + o_r of the first intra piece
     x = p["p2p"]["intra"]["pieces"][0]
     return x["o_s"] + x["L"] + x["o_r"]
+def exchange(s):  # two ranks sending each other s bytes: X + XG*s of its piece
+    def f(p):
+        for x in p["p2p"]["intra"]["pieces"]:
+            if x["max_bytes"] < 0 or s <= x["max_bytes"]:
+                return x.get("X", 0) + x.get("XG", 0) * s
+        return 0
+    return f
 keys = [("flag", lambda p: p["shm"]["flag"]["fixed"]),
         ("copy_in per byte", lambda p: p["shm"]["copy_in"]["per_byte"]),
         ("p2p one-way", one_way)]
+# the exchange drives every point-to-point cell; MPICH's measured at
+# 512 B-8 KiB 1.3x apart in the two runs around one all-gather
+keys += [("p2p exchange %d B" % s, exchange(s)) for s in (512, 4096, 65536)]
 bad = []
 for name, f in keys:
     x, y = f(a), f(b)
