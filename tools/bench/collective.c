@@ -27,10 +27,10 @@
  * the loop (one MPI_Reduce per algorithm and size), so each iteration's
  * latency is that of the slowest rank; the report is the median over
  * iterations (-f adds min / avg / max over iterations). For fairness the
- * algorithms take turns (--rounds R, default 10): for each size, round k
- * runs every algorithm's share of the iterations (-i / R) after its own
+ * algorithms take turns (--rounds R, default 10): round k runs, size after
+ * size, every algorithm's share of the iterations (-i / R) after its own
  * warm-up (all of -x in the first round, a tenth of it, at least 2, in the
- * others), round k starting with the k-th algorithm (so each column
+ * others), each size's turn starting with the k-th algorithm (so each column
  * follows every other one in turn: in a fixed order, auto after single copy
  * measured 1.1-1.2x the same algorithm forced after direct, gather 256 KiB).
  * Run one after the other instead (--rounds 1), an algorithm's
@@ -139,7 +139,7 @@ typedef struct options {
     int iters, iters_large, warmup, warmup_large;
     int full, check, json;
     int b2b;            /* --b2b N: calls per back-to-back batch; 0: isolated calls */
-    int rounds;         /* --rounds R: the algorithms take turns, R rounds per size */
+    int rounds;         /* --rounds R: the sizes and algorithms take turns, R rounds */
     int root, root_set; /* -r (gather) */
     int nalgs, cap;
     alg_entry *algs;
@@ -182,8 +182,9 @@ static void usage(FILE *f, const void *arg)
             "  --b2b N       back-to-back: time batches of N calls, the send buffer rewritten with\n"
             "                the call's data before each call (its cost measured alone and\n"
             "                subtracted); -i / -x then count calls, ceil(-i / N) batches\n"
-            "  --rounds R    per size, the algorithms take turns in R rounds, each round with its\n"
-            "                own warm-up (default %d; 1: each algorithm's iterations in one block)\n"
+            "  --rounds R    the sizes and, in each, the algorithms take turns in R rounds, each\n"
+            "                turn with its own warm-up (default %d; 1: each algorithm's iterations\n"
+            "                in one block)\n"
             "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
             "  --predict F   beside every kport median, the cost model's prediction from the machine\n"
             "                parameter file F (kport-bench loggp writes it) and predicted / measured\n"
@@ -1231,11 +1232,11 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     cx.sbuf = malloc(sbytes ? sbytes : 1);
     cx.rbuf = malloc(rbytes + KB_GUARD);
     int maxit = o.iters > o.iters_large ? o.iters : o.iters_large;
-    /* every algorithm's times of one size, kept over the rounds */
-    double *times = malloc((size_t)o.nalgs * (size_t)maxit * sizeof(double));
+    /* every (algorithm, size)'s times, kept over the rounds */
+    double *times = malloc((size_t)o.nalgs * (size_t)nsizes * (size_t)maxit * sizeof(double));
     double *maxes = malloc((size_t)maxit * sizeof(double));
     result *res = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(result));
-    run_state *st = calloc((size_t)o.nalgs, sizeof(run_state));
+    run_state *st = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(run_state));
     int ok = cx.sbuf && cx.rbuf && times && maxes && res && st, gok;
     MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!gok) {
@@ -1266,24 +1267,39 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     int failures = 0;
     int labels_ready = 0, emitted = 0; /* sizes printed so far */
     double rewrite[KB_MAX_SIZES] = {0}; /* --b2b: seconds per batch, on rank 0 */
+    /* the rounds run over every size: round k runs every size's share, and
+     * in each size every algorithm's share, of the iterations, after its own
+     * warm-up (the whole -x in the first round, a tenth of it, at least 2,
+     * in the others), starting with algorithm k (mod their number), so a
+     * slow phase of the machine or the state one algorithm leaves behind
+     * falls on all of them alike; and a slow phase of a second or less, which
+     * took every column of one size with it when the rounds of a size ran
+     * together (all 14 all-gather columns of 16 B at 0.58-0.79x of the
+     * model's prediction, the sizes around them at 0.91-1.07x), costs each
+     * cell a round at most */
+    int iters_of[KB_MAX_SIZES], warm_of[KB_MAX_SIZES], R_of[KB_MAX_SIZES], Rmax = 1;
     for (int si = 0; si < nsizes; si++) {
-        size_t size = sizes[si];
-        int large = size > KB_LARGE_MSG;
+        const int large = sizes[si] > KB_LARGE_MSG;
         int iters = large ? o.iters_large : o.iters;
         int warm = large ? o.warmup_large : o.warmup;
-        cx.size = size;
+        cx.size = sizes[si];
         if (o.b2b) { /* calls -> batches */
             iters = (iters + o.b2b - 1) / o.b2b;
             warm = (warm + o.b2b - 1) / o.b2b;
             rewrite[si] = measure_rewrite(&o, &cx, warm, iters, times, maxes, sync);
         }
-        /* the algorithms take turns: round k runs every algorithm's share
-         * of the iterations after its own warm-up (the whole -x in the first
-         * round, a tenth of it, at least 2, in the others), starting with
-         * algorithm k (mod their number), so a slow phase of the machine or
-         * the state one algorithm leaves behind falls on all of them alike */
-        const int R = o.rounds < iters ? o.rounds : iters > 0 ? iters : 1;
-        for (int k = 0; k < R; k++) {
+        iters_of[si] = iters;
+        warm_of[si] = warm;
+        R_of[si] = o.rounds < iters ? o.rounds : iters > 0 ? iters : 1;
+        if (R_of[si] > Rmax)
+            Rmax = R_of[si];
+    }
+    for (int k = 0; k < Rmax; k++)
+        for (int si = 0; si < nsizes; si++) {
+            const int iters = iters_of[si], warm = warm_of[si], R = R_of[si];
+            if (k >= R)
+                continue;
+            cx.size = sizes[si];
             const int share = iters / R + (k < iters % R ? 1 : 0);
             int rwarm = warm;
             if (k > 0) {
@@ -1293,13 +1309,17 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
             }
             for (int i = 0; i < o.nalgs; i++) { /* rotated: each column follows every other one in turn */
                 const int ai = (i + k) % o.nalgs;
-                run_round(&o, &cx, &o.algs[ai], k, rwarm, share, times + (size_t)ai * maxit, &st[ai],
-                          &res[(size_t)ai * nsizes + si], sync);
+                const size_t cell = (size_t)ai * nsizes + si;
+                run_round(&o, &cx, &o.algs[ai], k, rwarm, share, times + cell * maxit, &st[cell], &res[cell], sync);
             }
         }
-        for (int ai = 0; ai < o.nalgs; ai++)
-            finish_alg(&o, &cx, &o.algs[ai], rewrite[si], times + (size_t)ai * maxit, maxes, &st[ai],
-                       &res[(size_t)ai * nsizes + si], sync);
+    for (int si = 0; si < nsizes; si++) {
+        size_t size = sizes[si];
+        cx.size = size;
+        for (int ai = 0; ai < o.nalgs; ai++) {
+            const size_t cell = (size_t)ai * nsizes + si;
+            finish_alg(&o, &cx, &o.algs[ai], rewrite[si], times + cell * maxit, maxes, &st[cell], &res[cell], sync);
+        }
         if (rank == 0 && have_layout)
             for (int ai = 0; ai < o.nalgs; ai++)
                 predict_row(&o, &layout, P, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
