@@ -226,9 +226,8 @@ static void test_sizes(void)
  * end at 256 B (0.27 -> 0.29 us) while the sender's overhead triples
  * (0.13 -> 0.41 us) and so does the gap; rendezvous from 8 KiB in all of
  * them. Jointly: a boundary between 256 and 512 B in every noisy
- * repetition, the lines in out those of RTT/2; RTT/2 alone (its noise
- * enough to move its boundary from run to run) is no test of that, and
- * the series given once reproduce kb_fit_pieces exactly. */
+ * repetition (RTT/2 alone, a line up to 4 KiB, gives none there), the
+ * lines in out those of RTT/2; one series reproduces kb_fit_pieces. */
 static void test_multi(void)
 {
     uint64_t s = 0x9e3779b97f4a7c15ull;
