@@ -106,6 +106,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KB_LARGE_MSG 65536 /* above this: fewer iterations (OSU's "large") */
 #define KB_DEF_ITERS 1000
@@ -1294,11 +1295,17 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
         if (R_of[si] > Rmax)
             Rmax = R_of[si];
     }
+    /* the tables come after the last round: on a terminal, say how far */
+    const int show = rank == 0 && isatty(STDERR_FILENO);
     for (int k = 0; k < Rmax; k++)
         for (int si = 0; si < nsizes; si++) {
             const int iters = iters_of[si], warm = warm_of[si], R = R_of[si];
             if (k >= R)
                 continue;
+            if (show) {
+                fprintf(stderr, "\rkport-bench %s: round %d of %d, %zu B   ", bc->name, k + 1, Rmax, sizes[si]);
+                fflush(stderr);
+            }
             cx.size = sizes[si];
             const int share = iters / R + (k < iters % R ? 1 : 0);
             int rwarm = warm;
@@ -1313,6 +1320,8 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
                 run_round(&o, &cx, &o.algs[ai], k, rwarm, share, times + cell * maxit, &st[cell], &res[cell], sync);
             }
         }
+    if (show)
+        fprintf(stderr, "\r%60s\r", "");
     for (int si = 0; si < nsizes; si++) {
         size_t size = sizes[si];
         cx.size = size;
