@@ -190,7 +190,7 @@ int kp_call_run(const kp_call *k)
     const kp_algo *pick = pl->algo; /* not the plan: getting the other one may evict it */
     void *vt = NULL;
     int side = 0;
-    if (c->alt[k->coll] && (int64_t)c->size * bytes >= KP_VERIFY_MIN &&
+    if (kp_verify_applies(c, k->coll, bytes) &&
         (rc = kp_verify_begin(c, k->coll, bytes, root, inplace, &pl, &vt, &side)))
         return rc;
     kp_set_last_algorithm(k->coll, pl);

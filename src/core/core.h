@@ -305,13 +305,19 @@ int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, k
 void kp_set_last_algorithm(int coll, const kp_plan *pl);
 
 /* ---- the calibrated choice checked by measurement (select/verify.c) ---- */
-/* calls moving fewer bytes in all (P x block) are never checked; the
- * caller tests this before calling kp_verify_begin (the call that found it
- * out cost ~40 instructions, ~10 ns, on every `auto` all-gather of 8 B) */
+/* calls moving fewer bytes in all (P x block) are never checked */
 #define KP_VERIFY_MIN ((int64_t)8192)
-/* Before a call whose plan *pl is the calibrated choice (c->alt[coll]
- * set): *pl becomes the plan to run (the other candidate where a trial or
- * an earlier trial says so); *token and *side to pass to kp_verify_end
+/* whether a call's choice may be checked: the calibrated choice (c->alt
+ * set) and at least KP_VERIFY_MIN bytes in all; inline, so that the other
+ * calls do not call into verify.c to find out (that call cost ~40
+ * instructions, ~10 ns, on every `auto` all-gather of 8 B) */
+static inline int kp_verify_applies(const kp_comm *c, int coll, int64_t bytes)
+{
+    return c->alt[coll] && (int64_t)c->size * bytes >= KP_VERIFY_MIN;
+}
+/* Before a call for which kp_verify_applies: *pl becomes the plan to run
+ * (the other candidate where a trial or an earlier trial says so); *token
+ * and *side to pass to kp_verify_end
  * (token NULL: nothing to do). Every rank must make the same calls. */
 int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **pl, void **token,
                     int *side);

@@ -16,11 +16,11 @@
  * but any start-up measurement can be unlucky.
  *
  * How: where the calibrated choice had both candidates priced (kp_choice's
- * alt) and the call moves at least KP_VERIFY_MIN bytes in all (P x block:
- * below, a call takes well under a microsecond and the candidates differ
- * 2x or more; at 8 KiB in all, in a slow state of this machine, single
- * copy ran 1.2-1.4x faster than the two copies the model chose with its
- * margin),
+ * alt) and the call moves at least KP_VERIFY_MIN bytes in all (P x block;
+ * kp_verify_applies in core.h. Below, a call takes well under a
+ * microsecond and the candidates differ 2x or more; at 8 KiB in all, in a
+ * slow state of this machine, single copy ran 1.2-1.4x faster than the two
+ * copies the model chose with its margin),
  * the communicator keeps, per (collective, block size, root), a count of
  * calls. From call KP_VERIFY_FIRST on, and then every `period` calls, a
  * trial: KP_VERIFY_SAMPLES + 1 calls of the other candidate, then as many
@@ -139,8 +139,8 @@ int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, 
 {
     *token = NULL;
     *side = 0;
-    const kp_algo *alt = c->alt[coll];
-    if (!alt || !kp_verify_mode() || (int64_t)c->size * bytes < KP_VERIFY_MIN)
+    const kp_algo *alt = c->alt[coll]; /* set: the caller asked kp_verify_applies */
+    if (!kp_verify_mode())
         return KP_SUCCESS;
     kp_verify_entry *e = entry(c, coll, bytes, root);
     if (!e) /* an error, not a skipped check: the other ranks would wait in the trial's allreduce */
