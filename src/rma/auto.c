@@ -13,8 +13,9 @@
  * (packing, unpacking), tc: per chunk copied; tp: the whole pack call of
  * one slot (the paper's ts for one packed message plus the flow control);
  * td1, tdn: the datatype method's cost per chunk and per byte (Open MPI
- * copies at memcpy speed, tdn = tn; MPICH 4.0 packs the datatype and pays
- * about 10 times tn). A get by pack pays one more round trip per piece (tp
+ * copies at memcpy speed, tdn <= tn; MPICH 4.0 packs the datatype and pays
+ * about 10 times tn). td0 is a two-chunk call's cost less one chunk's: a
+ * one-chunk datatype is contiguous, and auto never runs it. A get by pack pays one more round trip per piece (tp
  * counts it twice).
  * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,
  * tda1, tdna): an MPI_Accumulate per chunk costs 2-3 puts (the target's
@@ -60,20 +61,22 @@ const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm", 
 void kp_rma_params_default(kp_win w)
 {
     /* kport-bench strided --calibrate, 2 ranks of the development machine
-     * (2 cores), with the MPI kport was compiled against */
+     * (2 cores), with the MPI kport was compiled against; the median of
+     * three calibrations in a quiet minute (docs/PERFORMANCE.md, "The
+     * calibration, again") */
 #ifdef MPICH_VERSION /* MPICH 4.0 */
     static const double def[KP_RP_COUNT] = {
-        [KP_RP_T0] = 2200,  [KP_RP_TS] = 172,  [KP_RP_TN] = 0.073,  [KP_RP_TM] = 0.045,
-        [KP_RP_TC] = 2.9,   [KP_RP_TP] = 4870, [KP_RP_TD0] = 840,   [KP_RP_TD1] = 4.5,
-        [KP_RP_TA0] = 1065, [KP_RP_TSA] = 1430, [KP_RP_TNA] = 0.64, [KP_RP_TDA0] = 1350,
-        [KP_RP_TDA1] = 10.2, [KP_RP_TDN] = 0.55, [KP_RP_TDNA] = 0.67,
+        [KP_RP_T0] = 872,   [KP_RP_TS] = 126,  [KP_RP_TN] = 0.0503, [KP_RP_TM] = 0.0375,
+        [KP_RP_TC] = 2.66,  [KP_RP_TP] = 4708, [KP_RP_TD0] = 1641,  [KP_RP_TD1] = 4.13,
+        [KP_RP_TA0] = 999,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.203, [KP_RP_TDA0] = 1476,
+        [KP_RP_TDA1] = 13.2, [KP_RP_TDN] = 0.557, [KP_RP_TDNA] = 0.224,
     };
 #else /* Open MPI 4.1 (osc/rdma over vader) */
     static const double def[KP_RP_COUNT] = {
-        [KP_RP_T0] = 295,   [KP_RP_TS] = 27.5, [KP_RP_TN] = 0.041,  [KP_RP_TM] = 0.045,
-        [KP_RP_TC] = 2.6,   [KP_RP_TP] = 2100, [KP_RP_TD0] = 365,   [KP_RP_TD1] = 2.85,
-        [KP_RP_TA0] = 375,  [KP_RP_TSA] = 69,  [KP_RP_TNA] = 0.087, [KP_RP_TDA0] = 495,
-        [KP_RP_TDA1] = 12.5, [KP_RP_TDN] = 0.044, [KP_RP_TDNA] = 0.089,
+        [KP_RP_T0] = 251,   [KP_RP_TS] = 29.6, [KP_RP_TN] = 0.036,   [KP_RP_TM] = 0.0438,
+        [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 348,    [KP_RP_TD1] = 2.84,
+        [KP_RP_TA0] = 330,  [KP_RP_TSA] = 69.9, [KP_RP_TNA] = 0.0699, [KP_RP_TDA0] = 548,
+        [KP_RP_TDA1] = 12.6, [KP_RP_TDN] = 0.0261, [KP_RP_TDNA] = 0.0678,
     };
 #endif
     memcpy(w->par, def, sizeof(def));
