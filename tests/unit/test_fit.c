@@ -3,7 +3,8 @@
  * from synthetic data: exact lines, lines with +-3% noise over four decades
  * of sizes, an eager-to-rendezvous switch (a jump and a slope change) found
  * at the right size with each piece within 5%, no false switch on a plain
- * noisy line, and the size lists of -m; bad input is refused.
+ * noisy line, and the size lists of -m; bad input is refused. The strided
+ * calibration's three-point cost fit (kb_fit_cost3) on hand-computed cases.
  */
 #include "../../tools/bench/fit.h"
 
@@ -314,6 +315,42 @@ static void test_split_for(void)
     CHECK(kb_split_pieces_for(x, y, z, NS - 1, 3, 0.05, 8, &p, split) == -1, "pieces not covering n accepted");
 }
 
+/* kb_fit_cost3: t = c0 + (k - 1) c1 + n c2 through three points. */
+static void test_cost3(void)
+{
+    double c0, c1, c2;
+    /* MPICH-like direct put: 900 ns, 120 ns per further operation, 0.05
+     * ns/B; the calibration's shapes 1 x 8 B, 1 x 1 MiB, 64 x 8 B:
+     * 900 + 0.4 = 900.4; 900 + 52428.8 = 53328.8; 900 + 63 * 120 + 25.6 = 8485.6 */
+    const double k[3] = {1, 1, 64}, n[3] = {8, 1048576, 512}, t[3] = {900.4, 53328.8, 8485.6};
+    CHECK(kb_fit_cost3(k, n, t, &c0, &c1, &c2) == 0, "cost3 refused a determined system");
+    CHECK(within(c0, 900, 1e-9) && within(c1, 120, 1e-9) && within(c2, 0.05, 1e-9), "cost3: %g %g %g", c0, c1,
+          c2);
+    /* the datatype shapes 2 x 8 B, 4096 x 8 B, 4 x 256 KiB: 1650 + 4 (k - 1) + 0.55 n */
+    const double kd[3] = {2, 4096, 4}, nd[3] = {16, 32768, 1048576};
+    double td[3];
+    for (int i = 0; i < 3; i++)
+        td[i] = 1650 + 4 * (kd[i] - 1) + 0.55 * nd[i];
+    CHECK(kb_fit_cost3(kd, nd, td, &c0, &c1, &c2) == 0 && within(c0, 1650, 1e-9) && within(c1, 4, 1e-9) &&
+              within(c2, 0.55, 1e-9),
+          "cost3 datatype: %g %g %g", c0, c1, c2);
+    /* noise making the per-operation slope negative: 300, 300 + 1 MiB * 0.04
+     * = 42243.84, and 64 x 8 B measured at 280 (below point 0): c1 dropped,
+     * c2 through points 0 and 1 = (42243.84 - 300) / (1048576 - 8) */
+    const double tn[3] = {300, 42243.84, 280};
+    CHECK(kb_fit_cost3(k, n, tn, &c0, &c1, &c2) == 0 && c1 == 0 && within(c2, 41943.84 / 1048568.0, 1e-12) &&
+              within(c0, 300 - 8 * c2, 1e-12),
+          "cost3 negative ts: %g %g %g", c0, c1, c2);
+    /* the byte slope negative: 1000 (1 x 8), 900 (1 x 1 MiB), 1000 + 63 * 50
+     * (64 x 8): c2 dropped, c1 = 3150 / 63 = 50 through points 0 and 2 */
+    const double tb[3] = {1000, 900, 4150};
+    CHECK(kb_fit_cost3(k, n, tb, &c0, &c1, &c2) == 0 && c2 == 0 && within(c1, 50, 1e-12) && within(c0, 1000, 1e-12),
+          "cost3 negative tn: %g %g %g", c0, c1, c2);
+    /* an undetermined system (points 1 and 2 in proportion) is refused */
+    const double kp[3] = {1, 2, 3}, np[3] = {0, 10, 20}, tp[3] = {1, 2, 3};
+    CHECK(kb_fit_cost3(kp, np, tp, &c0, &c1, &c2) == -1 && c0 == 0 && c1 == 0 && c2 == 0, "cost3 undetermined");
+}
+
 int main(void)
 {
     test_exact_line();
@@ -324,6 +361,7 @@ int main(void)
     test_bad_input();
     test_zeros();
     test_sizes();
+    test_cost3();
     double v[4] = {4, 1, 3, 2};
     CHECK(kb_median(v, 4) == 2.5 && kb_median(v, 3) == 2, "median");
     if (failures)

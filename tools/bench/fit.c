@@ -344,3 +344,27 @@ int kb_size_list(const char *val, int zero_ok, size_t *sizes, int max, const cha
         *why = "no size left (size 0 is not measured here)";
     return n > 0 ? n : -1;
 }
+
+int kb_fit_cost3(const double *k, const double *n, const double *t, double *c0, double *c1, double *c2)
+{
+    const double k1 = k[1] - k[0], n1 = n[1] - n[0], d1 = t[1] - t[0];
+    const double k2 = k[2] - k[0], n2 = n[2] - n[0], d2 = t[2] - t[0];
+    const double det = k1 * n2 - k2 * n1;
+    *c0 = *c1 = *c2 = 0;
+    if (!(fabs(det) > 1e-9 * (fabs(k1 * n2) + fabs(k2 * n1))))
+        return -1;
+    double a = (d1 * n2 - d2 * n1) / det, b = (k1 * d2 - k2 * d1) / det;
+    if (a < 0) { /* per operation: noise; the byte slope through the longer point */
+        int j = fabs(n2) > fabs(n1) ? 2 : 1;
+        a = 0, b = (t[j] - t[0]) / (n[j] - n[0]);
+    }
+    if (b < 0) {
+        int j = fabs(k2) > fabs(k1) ? 2 : 1;
+        b = 0, a = k[j] != k[0] ? (t[j] - t[0]) / (k[j] - k[0]) : 0;
+    }
+    *c1 = a > 0 ? a : 0;
+    *c2 = b > 0 ? b : 0;
+    const double r = t[0] - (k[0] - 1) * *c1 - n[0] * *c2;
+    *c0 = r > 0 ? r : 0;
+    return 0;
+}

@@ -82,6 +82,15 @@ int kb_fit_pieces_multi(const double *x, const double *const *ys, int m, int n, 
 int kb_split_pieces_for(const double *x, const double *y, const double *z, int n, int min_pts, double noise,
                         int max_pieces, kb_pieces *pcs, int *split);
 
+/* A cost t = c0 + (k - 1) c1 + n c2 (k operations or chunks, n bytes)
+ * through three timings t[i] of k[i] and n[i], exactly; point 0 is the
+ * smallest. A term the noise makes negative is dropped (0) and the other
+ * slope taken through point 0 and the point that sets it (the one of
+ * larger n, or of larger k); c0 is then what point 0 leaves, at least 0.
+ * Returns 0, or -1 (c0 = c1 = c2 = 0) when the three points do not
+ * determine both slopes (k and n of points 1 and 2 in proportion). */
+int kb_fit_cost3(const double *k, const double *n, const double *t, double *c0, double *c1, double *c2);
+
 /* The median of v[0..n) (n >= 1); sorts v. */
 double kb_median(double *v, int n);
 /* The mean of the middle of v[0..n) after sorting: the lowest and highest

@@ -66,6 +66,7 @@
  * the "rma" object into FILE (kept otherwise as it is; created if absent),
  * which KPORT_PARAMS=FILE then makes auto use.
  */
+#include "fit.h"
 #include "harness.h"
 
 #include "model/json.h"
@@ -584,29 +585,6 @@ static void json_emit(FILE *f, const kp_json *v, int depth)
     }
 }
 
-/* A method's cost t = c0 + (k - 1) c1 + N c2 (k chunks, N bytes) through
- * three timings t[i] of k[i] chunks and n[i] bytes, point 0 the smallest;
- * each term at least 0 (a term the noise makes negative is dropped and the
- * other fitted through point 0 and the point that sets it). */
-static void fit3(const double *k, const double *n, const double *t, double *c0, double *c1, double *c2)
-{
-    const double k1 = k[1] - k[0], n1 = n[1] - n[0], d1 = t[1] - t[0];
-    const double k2 = k[2] - k[0], n2 = n[2] - n[0], d2 = t[2] - t[0];
-    const double det = k1 * n2 - k2 * n1;
-    double a = (d1 * n2 - d2 * n1) / det, b = (k1 * d2 - k2 * d1) / det;
-    if (a < 0) { /* per chunk: noise; the slope in bytes through the longer point */
-        int j = n2 > n1 ? 2 : 1;
-        a = 0, b = (t[j] - t[0]) / (n[j] - n[0]);
-    }
-    if (b < 0) {
-        int j = k2 > k1 ? 2 : 1;
-        b = 0, a = (t[j] - t[0]) / (k[j] - k[0]);
-    }
-    *c1 = fmax(0, a);
-    *c2 = fmax(0, b);
-    *c0 = fmax(0, t[0] - (k[0] - 1) * *c1 - n[0] * *c2);
-}
-
 /* One pass of the calibration: the thirteen timings (raw, ns) and the
  * parameters derived from them. Each method's three shapes lie where it
  * competes (docs/PARAMETERS.md, "rma"). */
@@ -618,7 +596,7 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
      * more per operation, 165 against 105 ns) */
     double d1 = time_op(OP_PUT, 0, 8, 1, lbuf), d2 = time_op(OP_PUT, 0, 1 << 20, 1, lbuf),
            d3 = time_op(OP_PUT, 0, 8, 64, lbuf);
-    fit3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512}, (const double[]){d1, d2, d3}, &par[KP_RP_T0],
+    kb_fit_cost3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512}, (const double[]){d1, d2, d3}, &par[KP_RP_T0],
          &par[KP_RP_TS], &par[KP_RP_TN]);
     double m1 = time_pack_local(1 << 20, 1, lbuf, stream), m2 = time_pack_local(8, 4096, lbuf, stream);
     par[KP_RP_TM] = m1 / MiB;
@@ -630,7 +608,7 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
      * 8 B, 4 x 256 KiB */
     double a1 = time_op(OP_PUT, 1, 8, 2, lbuf), a2 = time_op(OP_PUT, 1, 8, 4096, lbuf),
            a3 = time_op(OP_PUT, 1, 256 << 10, 4, lbuf);
-    fit3((const double[]){2, K, 4}, (const double[]){16, 8 * K, MiB}, (const double[]){a1, a2, a3},
+    kb_fit_cost3((const double[]){2, K, 4}, (const double[]){16, 8 * K, MiB}, (const double[]){a1, a2, a3},
          &par[KP_RP_TD0], &par[KP_RP_TD1], &par[KP_RP_TDN]);
     /* accumulate (doubles, scale 2). Direct: 1 x 8 B, 4 x 256 KiB (MPICH 4.0
      * accumulates one 1 MiB operation at 0.63 ns/B, 256 KiB ones at 0.21),
@@ -640,11 +618,11 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
      * rows of 256 B stay at 0.29) */
     double e1 = time_op(OP_ACC, 0, 8, 1, lbuf), e2 = time_op(OP_ACC, 0, 256 << 10, 4, lbuf),
            e3 = time_op(OP_ACC, 0, 8, 64, lbuf);
-    fit3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512}, (const double[]){e1, e2, e3}, &par[KP_RP_TA0],
+    kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512}, (const double[]){e1, e2, e3}, &par[KP_RP_TA0],
          &par[KP_RP_TSA], &par[KP_RP_TNA]);
     double f1 = time_op(OP_ACC, 1, 8, 2, lbuf), f2 = time_op(OP_ACC, 1, 8, 4096, lbuf),
            f3 = time_op(OP_ACC, 1, 256, 512, lbuf);
-    fit3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024}, (const double[]){f1, f2, f3},
+    kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024}, (const double[]){f1, f2, f3},
          &par[KP_RP_TDA0], &par[KP_RP_TDA1], &par[KP_RP_TDNA]);
     const double r[13] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3};
     memcpy(raw, r, sizeof(r));
