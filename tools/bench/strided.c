@@ -596,8 +596,8 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
      * more per operation, 165 against 105 ns) */
     double d1 = time_op(OP_PUT, 0, 8, 1, lbuf), d2 = time_op(OP_PUT, 0, 1 << 20, 1, lbuf),
            d3 = time_op(OP_PUT, 0, 8, 64, lbuf);
-    kb_fit_cost3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512}, (const double[]){d1, d2, d3}, &par[KP_RP_T0],
-         &par[KP_RP_TS], &par[KP_RP_TN]);
+    kb_fit_cost3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512}, (const double[]){d1, d2, d3},
+                 &par[KP_RP_T0], &par[KP_RP_TS], &par[KP_RP_TN]);
     double m1 = time_pack_local(1 << 20, 1, lbuf, stream), m2 = time_pack_local(8, 4096, lbuf, stream);
     par[KP_RP_TM] = m1 / MiB;
     par[KP_RP_TC] = fmax(0, (m2 - par[KP_RP_TM] * 8 * K) / K);
@@ -609,7 +609,7 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
     double a1 = time_op(OP_PUT, 1, 8, 2, lbuf), a2 = time_op(OP_PUT, 1, 8, 4096, lbuf),
            a3 = time_op(OP_PUT, 1, 256 << 10, 4, lbuf);
     kb_fit_cost3((const double[]){2, K, 4}, (const double[]){16, 8 * K, MiB}, (const double[]){a1, a2, a3},
-         &par[KP_RP_TD0], &par[KP_RP_TD1], &par[KP_RP_TDN]);
+                 &par[KP_RP_TD0], &par[KP_RP_TD1], &par[KP_RP_TDN]);
     /* accumulate (doubles, scale 2). Direct: 1 x 8 B, 4 x 256 KiB (MPICH 4.0
      * accumulates one 1 MiB operation at 0.63 ns/B, 256 KiB ones at 0.21),
      * 64 x 8 B. Datatype: 2 x 8 B, 4096 x 8 B, 512 x 256 B (MPICH 4.0's
@@ -618,12 +618,12 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
      * rows of 256 B stay at 0.29) */
     double e1 = time_op(OP_ACC, 0, 8, 1, lbuf), e2 = time_op(OP_ACC, 0, 256 << 10, 4, lbuf),
            e3 = time_op(OP_ACC, 0, 8, 64, lbuf);
-    kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512}, (const double[]){e1, e2, e3}, &par[KP_RP_TA0],
-         &par[KP_RP_TSA], &par[KP_RP_TNA]);
+    kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512}, (const double[]){e1, e2, e3},
+                 &par[KP_RP_TA0], &par[KP_RP_TSA], &par[KP_RP_TNA]);
     double f1 = time_op(OP_ACC, 1, 8, 2, lbuf), f2 = time_op(OP_ACC, 1, 8, 4096, lbuf),
            f3 = time_op(OP_ACC, 1, 256, 512, lbuf);
     kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024}, (const double[]){f1, f2, f3},
-         &par[KP_RP_TDA0], &par[KP_RP_TDA1], &par[KP_RP_TDNA]);
+                 &par[KP_RP_TDA0], &par[KP_RP_TDA1], &par[KP_RP_TDNA]);
     const double r[13] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3};
     memcpy(raw, r, sizeof(r));
 }
