@@ -15,12 +15,13 @@
  * td1, tdn: the datatype method's cost per chunk and per byte (Open MPI
  * copies at memcpy speed, tdn <= tn; MPICH 4.0 packs the datatype and pays
  * about 10 times tn). td0 is a two-chunk call's cost less one chunk's: a
- * one-chunk datatype is contiguous, and auto never runs it. A get by pack pays one more round trip per piece (tp
- * counts it twice).
+ * one-chunk datatype is contiguous, and auto never runs it. A get by pack
+ * pays one more round trip per piece (tp counts twice).
  * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,
  * tda1, tdna): an MPI_Accumulate per chunk costs 2-3 puts (the target's
  * accumulate lock), and scaling adds per byte; the pack method's agent
- * applies one accumulate per run at the target (k * tsa).
+ * applies one accumulate per run at the target (k * tsa). A datatype
+ * accumulate pays tdnb more per byte beyond KP_RMA_KNEE (rma.h).
  *
  * The parameters come from the "rma" object of the parameter file named by
  * KPORT_PARAMS (docs/PARAMETERS.md; written by kport-bench strided
@@ -56,7 +57,7 @@ int kp_rma_method_parse(const char *s)
 }
 
 const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
-                                                      "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna"};
+                                                      "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb"};
 
 void kp_rma_params_default(kp_win w)
 {
@@ -69,14 +70,14 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_T0] = 872,   [KP_RP_TS] = 126,  [KP_RP_TN] = 0.0503, [KP_RP_TM] = 0.0375,
         [KP_RP_TC] = 2.66,  [KP_RP_TP] = 4708, [KP_RP_TD0] = 1641,  [KP_RP_TD1] = 4.13,
         [KP_RP_TA0] = 999,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.203, [KP_RP_TDA0] = 1476,
-        [KP_RP_TDA1] = 13.2, [KP_RP_TDN] = 0.557, [KP_RP_TDNA] = 0.224,
+        [KP_RP_TDA1] = 13.2, [KP_RP_TDN] = 0.557, [KP_RP_TDNA] = 0.224, [KP_RP_TDNB] = 1.29,
     };
 #else /* Open MPI 4.1 (osc/rdma over vader) */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 251,   [KP_RP_TS] = 29.6, [KP_RP_TN] = 0.036,   [KP_RP_TM] = 0.0438,
         [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 348,    [KP_RP_TD1] = 2.84,
         [KP_RP_TA0] = 330,  [KP_RP_TSA] = 69.9, [KP_RP_TNA] = 0.0699, [KP_RP_TDA0] = 548,
-        [KP_RP_TDA1] = 12.6, [KP_RP_TDN] = 0.0261, [KP_RP_TDNA] = 0.0678,
+        [KP_RP_TDA1] = 12.6, [KP_RP_TDN] = 0.0261, [KP_RP_TDNA] = 0.0678, [KP_RP_TDNB] = 0.0214,
     };
 #endif
     memcpy(w->par, def, sizeof(def));
@@ -150,13 +151,14 @@ double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
 {
     const double *p = w->par, K = (double)k, B = (double)N;
     const double n = (double)((N + w->slot_bytes - 1) / w->slot_bytes);
+    const double beyond = N > KP_RMA_KNEE ? (double)(N - KP_RMA_KNEE) : 0;
     const int acc = kind == KP_RMA_ACC;
     const double tn = acc ? p[KP_RP_TNA] : p[KP_RP_TN];
     switch (m) {
     case KP_M_DIRECT:
         return acc ? p[KP_RP_TA0] + (K - 1) * p[KP_RP_TSA] + tn * B : p[KP_RP_T0] + (K - 1) * p[KP_RP_TS] + tn * B;
     case KP_M_DATATYPE:
-        return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B
+        return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B + p[KP_RP_TDNB] * beyond
                    : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + p[KP_RP_TDN] * B;
     default:
         return n * p[KP_RP_TP] * (kind == KP_RMA_GET ? 2.0 : 1.0) + tn * B +

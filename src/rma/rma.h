@@ -73,9 +73,16 @@ enum kp_rma_param {
     KP_RP_TDA1, /* ns per chunk a datatype accumulate walks */
     KP_RP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 10x tn) */
     KP_RP_TDNA, /* ns per byte a datatype accumulate moves */
+    KP_RP_TDNB, /* ns per byte a datatype accumulate moves beyond KP_RMA_KNEE */
     KP_RP_COUNT
 };
 extern const char *const kp_rma_param_names[KP_RP_COUNT];
+/* bytes beyond which a datatype accumulate pays tdnb more per byte: MPICH
+ * 4.0 ran rows of 4 KiB at 0.28 ns/B up to 512 KiB and at 0.65-1.0 from
+ * 1 MiB (2.6 with two origins); its temporary buffers come from mmap and
+ * are faulted in per call (with glibc's MALLOC_MMAP_THRESHOLD_ at 1 GiB,
+ * 1 MiB ran 2.5x faster) */
+#define KP_RMA_KNEE ((int64_t)1 << 20)
 
 /* ---- windows (win.c) ---------------------------------------------------- */
 

@@ -60,10 +60,10 @@
  * 1 x 1 MiB, 64 x 8 B), tm, tc (local packing), tp (pack of 8 bytes),
  * td0, td1, tdn (datatype puts of 2 and 4096 chunks of 8 B, 4 x 256 KiB),
  * and for accumulate ta0, tna, tsa (direct: 1 x 8 B, 4 x 256 KiB, 64 x 8 B),
- * tda0, tda1, tdna (datatype: 2 and 4096 x 8 B, 512 x 256 B), after one
- * untimed pass of the same; each method's three timings fitted exactly;
- * -o FILE merges them as
- * the "rma" object into FILE (kept otherwise as it is; created if absent),
+ * tda0, tda1, tdna (datatype: 2 and 4096 x 8 B, 512 x 256 B) and tdnb
+ * (256 x 8 KiB, beyond KP_RMA_KNEE), after one untimed pass of the same;
+ * each method's three timings fitted exactly; -o FILE merges them as the
+ * "rma" object into FILE (kept otherwise as it is; created if absent),
  * which KPORT_PARAMS=FILE then makes auto use.
  */
 #include "fit.h"
@@ -585,7 +585,8 @@ static void json_emit(FILE *f, const kp_json *v, int depth)
     }
 }
 
-/* One pass of the calibration: the thirteen timings (raw, ns) and the
+#define NRAW 14
+/* One pass of the calibration: the fourteen timings (raw, ns) and the
  * parameters derived from them. Each method's three shapes lie where it
  * competes (docs/PARAMETERS.md, "rma"). */
 static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
@@ -624,7 +625,12 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
            f3 = time_op(OP_ACC, 1, 256, 512, lbuf);
     kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024}, (const double[]){f1, f2, f3},
                  &par[KP_RP_TDA0], &par[KP_RP_TDA1], &par[KP_RP_TDNA]);
-    const double r[13] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3};
+    /* beyond KP_RMA_KNEE: 256 x 8 KiB, 2 MiB, less what the three above
+     * predict for it */
+    double f4 = time_op(OP_ACC, 1, 8192, 256, lbuf);
+    par[KP_RP_TDNB] = fmax(0, (f4 - (par[KP_RP_TDA0] + 255 * par[KP_RP_TDA1] + par[KP_RP_TDNA] * 2 * MiB)) /
+                                  (2 * MiB - (double)KP_RMA_KNEE));
+    const double r[NRAW] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4};
     memcpy(raw, r, sizeof(r));
 }
 
@@ -634,7 +640,7 @@ static int calibrate(const opts *o)
         kb_bad_usage(usage, NULL, "--calibrate needs exactly 2 ranks (got %s)", P > 2 ? "more" : "1");
     char *lbuf = malloc((size_t)WIN_BYTES), *stream = malloc((size_t)WIN_BYTES);
     memset(lbuf, 3, (size_t)WIN_BYTES);
-    double par[KP_RP_COUNT] = {0}, raw[13];
+    double par[KP_RP_COUNT] = {0}, raw[NRAW];
     /* a whole pass untimed first: a fresh window's first operations are
      * slow (MPICH 4.0: a one-chunk put takes ~4 us for the first 25, ~2.7
      * for the next 25, 1.1 from the 50th on; Open MPI about 25 of 2x), and
@@ -644,7 +650,7 @@ static int calibrate(const opts *o)
     calibrate_pass(lbuf, stream, par, raw);
     calibrate_pass(lbuf, stream, par, raw);
     const double d1 = raw[0], d2 = raw[1], d3 = raw[2], p1 = raw[3], a1 = raw[4], a2 = raw[5], a3 = raw[6],
-                 e1 = raw[7], e2 = raw[8], e3 = raw[9], f1 = raw[10], f2 = raw[11], f3 = raw[12];
+                 e1 = raw[7], e2 = raw[8], e3 = raw[9], f1 = raw[10], f2 = raw[11], f3 = raw[12], f4 = raw[13];
     int rc = 0;
     if (kb_rank == 0) {
         char rma[768];
@@ -654,9 +660,10 @@ static int calibrate(const opts *o)
                             kp_rma_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
         printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 64x8 B %.0f; pack 1x8 B %.0f; "
-               "datatype 2x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, 4x256 KiB %.0f, "
-               "64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f\n\"rma\": %s\n",
-               d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, rma);
+               "datatype 2x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, "
+               "4x256 KiB %.0f, 64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f, 256x8 KiB %.0f\n"
+               "\"rma\": %s\n",
+               d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4, rma);
         if (o->out) {
             kp_json *root = NULL;
             char *text;

@@ -1,0 +1,138 @@
+/*
+ * The strided cost model (src/rma/auto.c) against costs computed by hand
+ * from docs/PARAMETERS.md's formulas, with round parameters:
+ *   t0 = 1000, ts = 100, tn = 0.5, tm = 0.25, tc = 2, tp = 3000,
+ *   td0 = 2000, td1 = 10, tdn = 1, ta0 = 1500, tsa = 300, tna = 0.75,
+ *   tda0 = 2500, tda1 = 20, tdna = 0.125, tdnb = 2; slots of 64 KiB;
+ * and kp_rma_choose's pick: the cheapest method, direct for one chunk, no
+ * datatype where a count does not fit an int, the accumulate knee
+ * (KP_RMA_KNEE) moving a 2 MiB accumulate from datatype to direct, and
+ * the built-in defaults all positive and finite. No MPI communication.
+ */
+#include "rma/rma.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static long checks, fails;
+
+static void near(double got, double want, const char *what)
+{
+    checks++;
+    if (!(fabs(got - want) <= 1e-9 * fmax(1, fabs(want)))) {
+        fails++;
+        printf("FAIL %s: got %.6f, want %.6f\n", what, got, want);
+    }
+}
+
+static void same(int got, int want, const char *what)
+{
+    checks++;
+    if (got != want) {
+        fails++;
+        printf("FAIL %s: got %s, want %s\n", what, kp_rma_method_name(got), kp_rma_method_name(want));
+    }
+}
+
+static kp_rma_op op_of(int kind, int64_t chunk, int64_t rows)
+{
+    kp_rma_op op;
+    memset(&op, 0, sizeof(op));
+    op.kind = kind;
+    op.sd.levels = 1;
+    op.sd.count[0] = chunk;
+    op.sd.count[1] = rows;
+    op.sd.nchunks = rows;
+    op.sd.total = chunk * rows;
+    return op;
+}
+
+int main(void)
+{
+    static struct kp_win_s w; /* only par, slot_bytes and the memo are read */
+    const double par[KP_RP_COUNT] = {
+        [KP_RP_T0] = 1000,  [KP_RP_TS] = 100,   [KP_RP_TN] = 0.5,   [KP_RP_TM] = 0.25,    [KP_RP_TC] = 2,
+        [KP_RP_TP] = 3000,  [KP_RP_TD0] = 2000, [KP_RP_TD1] = 10,   [KP_RP_TA0] = 1500,   [KP_RP_TSA] = 300,
+        [KP_RP_TNA] = 0.75, [KP_RP_TDA0] = 2500, [KP_RP_TDA1] = 20, [KP_RP_TDN] = 1,      [KP_RP_TDNA] = 0.125,
+        [KP_RP_TDNB] = 2,
+    };
+    memcpy(w.par, par, sizeof(par));
+    w.slot_bytes = 65536;
+    const int64_t MiB = 1 << 20;
+
+    /* put, 16 chunks of 1 KiB (N = 16384, one slot):
+     *   direct   1000 + 15*100 + 0.5*16384                 = 10692
+     *   datatype 2000 + 15*10 + 1*16384                     = 18534
+     *   pack     1*3000 + 0.5*16384 + 2*(0.25*16384 + 2*16) = 19448 */
+    near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_PUT, 16, 16384), 10692, "put direct 16 x 1 KiB");
+    near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_PUT, 16, 16384), 18534, "put datatype 16 x 1 KiB");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 16, 16384), 19448, "put pack 16 x 1 KiB");
+    /* get by pack, 1000 chunks of 100 B (N = 100000, two slots): the round
+     * trip doubles tp: 2*2*3000 + 0.5*100000 + 2*(0.25*100000 + 2*1000) = 116000 */
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_GET, 1000, 100000), 116000, "get pack 1000 x 100 B");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 110000, "put pack 1000 x 100 B");
+    /* accumulate, 1000 x 100 B:
+     *   direct   1500 + 999*300 + 0.75*100000                = 376200
+     *   datatype 2500 + 999*20 + 0.125*100000 (below the knee) = 34980
+     *   pack     2*3000 + 0.75*100000 + 2*(25000 + 2000) + 1000*300 = 435000 */
+    near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_ACC, 1000, 100000), 376200, "acc direct 1000 x 100 B");
+    near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_ACC, 1000, 100000), 34980, "acc datatype 1000 x 100 B");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_ACC, 1000, 100000), 435000, "acc pack 1000 x 100 B");
+    /* the knee: exactly KP_RMA_KNEE pays no tdnb; 2 MiB pays it on 1 MiB
+     *   512 x 2 KiB = 1 MiB: 2500 + 511*20 + 0.125*1048576         = 143792
+     *   512 x 4 KiB = 2 MiB: 2500 + 511*20 + 0.125*2097152 + 2*1048576 = 2372016 */
+    near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_ACC, 512, MiB), 143792, "acc datatype 512 x 2 KiB");
+    near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_ACC, 512, 2 * MiB), 2372016, "acc datatype 512 x 4 KiB");
+    /* put/get never pay tdnb: 2000 + 511*10 + 2097152 = 2104262 */
+    near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_PUT, 512, 2 * MiB), 2104262, "put datatype 512 x 4 KiB");
+
+    /* the choice: the cheapest of the three costs above */
+    kp_rma_op op = op_of(KP_RMA_PUT, 1024, 16);
+    same(kp_rma_choose(&w, &op), KP_M_DIRECT, "put 16 x 1 KiB");
+    op = op_of(KP_RMA_ACC, 100, 1000);
+    same(kp_rma_choose(&w, &op), KP_M_DATATYPE, "acc 1000 x 100 B");
+    /* 512 x 2 KiB: direct 1500 + 511*300 + 0.75*1048576 = 941232 against
+     * datatype 143792; 512 x 4 KiB: direct 1727664 against 2372016 */
+    op = op_of(KP_RMA_ACC, 2048, 512);
+    same(kp_rma_choose(&w, &op), KP_M_DATATYPE, "acc 512 x 2 KiB (at the knee)");
+    op = op_of(KP_RMA_ACC, 4096, 512);
+    same(kp_rma_choose(&w, &op), KP_M_DIRECT, "acc 512 x 4 KiB (beyond the knee)");
+    /* one chunk: direct, whatever the costs say */
+    op = op_of(KP_RMA_ACC, 100, 1);
+    same(kp_rma_choose(&w, &op), KP_M_DIRECT, "acc one chunk");
+    /* cheap packing wins, and the memo does not return a stale choice for
+     * the same (kind, k, N) after the parameters change: tests reset it */
+    w.par[KP_RP_TP] = 0;
+    w.par[KP_RP_TM] = 0;
+    w.par[KP_RP_TC] = 0;
+    memset(w.memo, 0, sizeof(w.memo));
+    op = op_of(KP_RMA_PUT, 1024, 16);
+    same(kp_rma_choose(&w, &op), KP_M_PACK, "put 16 x 1 KiB, free packing");
+    /* a count beyond an int: no datatype even where it is cheapest */
+    memcpy(w.par, par, sizeof(par));
+    memset(w.memo, 0, sizeof(w.memo));
+    op = op_of(KP_RMA_ACC, 8, (int64_t)1 << 31);
+    same(kp_rma_choose(&w, &op), KP_M_DIRECT, "acc 2^31 x 8 B (datatype cannot describe it)");
+
+    /* the built-in defaults: every field finite and >= 0, the fixed and
+     * per-byte costs every call pays above 0 */
+    kp_rma_params_default(&w);
+    for (int i = 0; i < KP_RP_COUNT; i++) {
+        checks++;
+        if (!(isfinite(w.par[i]) && w.par[i] >= 0)) {
+            fails++;
+            printf("FAIL default %s = %g\n", kp_rma_param_names[i], w.par[i]);
+        }
+    }
+    const int paid[] = {KP_RP_T0, KP_RP_TD0, KP_RP_TA0, KP_RP_TDA0, KP_RP_TN, KP_RP_TNA, KP_RP_TDN, KP_RP_TDNA, KP_RP_TP};
+    for (size_t i = 0; i < sizeof(paid) / sizeof(paid[0]); i++) {
+        checks++;
+        if (!(w.par[paid[i]] > 0)) {
+            fails++;
+            printf("FAIL default %s = %g, a cost every call pays\n", kp_rma_param_names[paid[i]], w.par[paid[i]]);
+        }
+    }
+    printf("unit_rma_cost: %ld checks, %ld failed\n", checks, fails);
+    return fails != 0;
+}
