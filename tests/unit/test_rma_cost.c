@@ -7,7 +7,8 @@
  * and kp_rma_choose's pick: the cheapest method, direct for one chunk, no
  * datatype where a count does not fit an int, the accumulate knee
  * (KP_RMA_KNEE) moving a 2 MiB accumulate from datatype to direct, and
- * the built-in defaults all positive and finite. No MPI communication.
+ * the built-in defaults finite and >= 0, the costs every call pays > 0.
+ * No MPI communication.
  */
 #include "rma/rma.h"
 
@@ -17,22 +18,25 @@
 
 static long checks, fails;
 
+#define CHECK(cond, ...)                                                                                             \
+    do {                                                                                                             \
+        checks++;                                                                                                    \
+        if (!(cond)) {                                                                                               \
+            fails++;                                                                                                 \
+            printf("FAIL ");                                                                                         \
+            printf(__VA_ARGS__);                                                                                     \
+            printf("\n");                                                                                            \
+        }                                                                                                            \
+    } while (0)
+
 static void near(double got, double want, const char *what)
 {
-    checks++;
-    if (!(fabs(got - want) <= 1e-9 * fmax(1, fabs(want)))) {
-        fails++;
-        printf("FAIL %s: got %.6f, want %.6f\n", what, got, want);
-    }
+    CHECK(fabs(got - want) <= 1e-9 * fmax(1, fabs(want)), "%s: got %.6f, want %.6f", what, got, want);
 }
 
 static void same(int got, int want, const char *what)
 {
-    checks++;
-    if (got != want) {
-        fails++;
-        printf("FAIL %s: got %s, want %s\n", what, kp_rma_method_name(got), kp_rma_method_name(want));
-    }
+    CHECK(got == want, "%s: got %s, want %s", what, kp_rma_method_name(got), kp_rma_method_name(want));
 }
 
 static kp_rma_op op_of(int kind, int64_t chunk, int64_t rows)
@@ -101,8 +105,8 @@ int main(void)
     /* one chunk: direct, whatever the costs say */
     op = op_of(KP_RMA_ACC, 100, 1);
     same(kp_rma_choose(&w, &op), KP_M_DIRECT, "acc one chunk");
-    /* cheap packing wins, and the memo does not return a stale choice for
-     * the same (kind, k, N) after the parameters change: tests reset it */
+    /* cheap packing wins (auto remembers its choice per (kind, k, N), so
+     * the memo is cleared after the parameters change) */
     w.par[KP_RP_TP] = 0;
     w.par[KP_RP_TM] = 0;
     w.par[KP_RP_TC] = 0;
@@ -118,21 +122,12 @@ int main(void)
     /* the built-in defaults: every field finite and >= 0, the fixed and
      * per-byte costs every call pays above 0 */
     kp_rma_params_default(&w);
-    for (int i = 0; i < KP_RP_COUNT; i++) {
-        checks++;
-        if (!(isfinite(w.par[i]) && w.par[i] >= 0)) {
-            fails++;
-            printf("FAIL default %s = %g\n", kp_rma_param_names[i], w.par[i]);
-        }
-    }
+    for (int i = 0; i < KP_RP_COUNT; i++)
+        CHECK(isfinite(w.par[i]) && w.par[i] >= 0, "default %s = %g", kp_rma_param_names[i], w.par[i]);
     const int paid[] = {KP_RP_T0, KP_RP_TD0, KP_RP_TA0, KP_RP_TDA0, KP_RP_TN, KP_RP_TNA, KP_RP_TDN, KP_RP_TDNA, KP_RP_TP};
-    for (size_t i = 0; i < sizeof(paid) / sizeof(paid[0]); i++) {
-        checks++;
-        if (!(w.par[paid[i]] > 0)) {
-            fails++;
-            printf("FAIL default %s = %g, a cost every call pays\n", kp_rma_param_names[paid[i]], w.par[paid[i]]);
-        }
-    }
+    for (size_t i = 0; i < sizeof(paid) / sizeof(paid[0]); i++)
+        CHECK(w.par[paid[i]] > 0, "default %s = %g, a cost every call pays", kp_rma_param_names[paid[i]],
+              w.par[paid[i]]);
     printf("unit_rma_cost: %ld checks, %ld failed\n", checks, fails);
     return fails != 0;
 }

@@ -614,9 +614,10 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
     /* accumulate (doubles, scale 2). Direct: 1 x 8 B, 4 x 256 KiB (MPICH 4.0
      * accumulates one 1 MiB operation at 0.63 ns/B, 256 KiB ones at 0.21),
      * 64 x 8 B. Datatype: 2 x 8 B, 4096 x 8 B, 512 x 256 B (MPICH 4.0's
-     * datatype accumulate runs rows of 1-4 KiB and 4 x 256 KiB at 0.25 ns/B
-     * or at 0.6-0.7, the mode changing from one batch of calls to the next;
-     * rows of 256 B stay at 0.29) */
+     * datatype accumulate runs at 0.25-0.3 ns/B or at 0.6-0.7 as glibc's
+     * mmap threshold stands, which moves with what the process freed
+     * before: 512 x 256 B gave 0.29 in the calibrations, 0.53-0.72 in
+     * another program; rows of 256 B are its most frequent speed) */
     double e1 = time_op(OP_ACC, 0, 8, 1, lbuf), e2 = time_op(OP_ACC, 0, 256 << 10, 4, lbuf),
            e3 = time_op(OP_ACC, 0, 8, 64, lbuf);
     kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512}, (const double[]){e1, e2, e3},
@@ -649,8 +650,6 @@ static int calibrate(const opts *o)
      * direct was 1.4-2x faster (docs/PERFORMANCE.md) */
     calibrate_pass(lbuf, stream, par, raw);
     calibrate_pass(lbuf, stream, par, raw);
-    const double d1 = raw[0], d2 = raw[1], d3 = raw[2], p1 = raw[3], a1 = raw[4], a2 = raw[5], a3 = raw[6],
-                 e1 = raw[7], e2 = raw[8], e3 = raw[9], f1 = raw[10], f2 = raw[11], f3 = raw[12], f4 = raw[13];
     int rc = 0;
     if (kb_rank == 0) {
         char rma[768];
@@ -663,7 +662,8 @@ static int calibrate(const opts *o)
                "datatype 2x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, "
                "4x256 KiB %.0f, 64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f, 256x8 KiB %.0f\n"
                "\"rma\": %s\n",
-               d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4, rma);
+               raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11],
+               raw[12], raw[13], rma);
         if (o->out) {
             kp_json *root = NULL;
             char *text;
