@@ -149,8 +149,13 @@ int kp_rma_forced(void)
 
 double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
 {
-    const double *p = w->par, K = (double)k, B = (double)N;
-    const double n = (double)((N + w->slot_bytes - 1) / w->slot_bytes);
+    return kp_rma_cost_par(w->par, w->slot_bytes, m, kind, k, N);
+}
+
+double kp_rma_cost_par(const double *p, int64_t slot_bytes, int m, int kind, int64_t k, int64_t N)
+{
+    const double K = (double)k, B = (double)N;
+    const double n = (double)((N + slot_bytes - 1) / slot_bytes);
     const double beyond = N > KP_RMA_KNEE ? (double)(N - KP_RMA_KNEE) : 0;
     const int acc = kind == KP_RMA_ACC;
     const double tn = acc ? p[KP_RP_TNA] : p[KP_RP_TN];

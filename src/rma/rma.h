@@ -226,6 +226,8 @@ int kp_rma_choose(kp_win w, const kp_rma_op *op);
 const char *kp_rma_method_name(int m);
 /* the model's time (ns) of method m for k chunks, N bytes */
 double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N);
+/* the same from a parameter array (KP_RP_COUNT) and a slot size in bytes */
+double kp_rma_cost_par(const double *par, int64_t slot_bytes, int m, int kind, int64_t k, int64_t N);
 int kp_rma_method_parse(const char *s);
 /* the forced method (kp_strided_set_method / KPORT_STRIDED_METHOD) or KP_M_AUTO */
 int kp_rma_forced(void);

@@ -627,9 +627,11 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
     kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024}, (const double[]){f1, f2, f3},
                  &par[KP_RP_TDA0], &par[KP_RP_TDA1], &par[KP_RP_TDNA]);
     /* beyond KP_RMA_KNEE: 256 x 8 KiB, 2 MiB, less what the three above
-     * predict for it */
+     * predict for it (the model without tdnb: a second pass holds the
+     * first pass's; the slot size is the pack method's only) */
     double f4 = time_op(OP_ACC, 1, 8192, 256, lbuf);
-    par[KP_RP_TDNB] = fmax(0, (f4 - (par[KP_RP_TDA0] + 255 * par[KP_RP_TDA1] + par[KP_RP_TDNA] * 2 * MiB)) /
+    par[KP_RP_TDNB] = 0;
+    par[KP_RP_TDNB] = fmax(0, (f4 - kp_rma_cost_par(par, 1, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
                                   (2 * MiB - (double)KP_RMA_KNEE));
     const double r[NRAW] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4};
     memcpy(raw, r, sizeof(r));
