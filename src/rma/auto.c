@@ -2,7 +2,8 @@
  * Method "auto": the paper's cost model (section 4) chooses per call.
  *
  *   T_direct   = t0 + k * ts + tn * N                   (equation 1)
- *   T_pack     = n * tp + tn * N + 2 * (tm * N + tc * k)   (equation 2, per piece)
+ *   T_pack     = n * tp + tpn * N + 2 * tc * k           (equation 2, per piece; a get:
+ *                n * tpg + tpgn * N + 2 * tc * k, the caller's wait measured)
  *   T_datatype = td0 + td1 * k + tdn * N                (measured, as the paper's NIC method)
  *
  * k chunks of count[0] bytes, N bytes in all, n = ceil(N / slot bytes)
@@ -15,12 +16,20 @@
  * td1, tdn: the datatype method's cost per chunk and per byte (Open MPI
  * copies at memcpy speed, tdn <= tn; MPICH 4.0 packs the datatype and pays
  * about 10 times tn). td0 is a two-chunk call's cost less one chunk's: a
- * one-chunk datatype is contiguous, and auto never runs it. A get by pack
- * pays one more round trip per piece (tp counts twice).
+ * one-chunk datatype is contiguous, and auto never runs it. tpn, tpgn:
+ * the pack method's put and get per byte as the caller waits for them, up
+ * to the fence (packing, the slot writes and the part of the far side's
+ * copy that does not overlap them: the target unpacks slot i while the
+ * origin packs slot i+1), measured by a pack call of 256 x 1 KiB; tpg: a
+ * whole one-slot pack get (its request, the target's reply). The paper's
+ * tn + 2 tm per byte, with a get paying 2 tp a slot, put MPICH's pack
+ * 1.3x (put) and 1.5x (get) too high where it competes with direct
+ * (docs/PERFORMANCE.md, "The pack method's own per-byte cost").
  * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,
  * tda1, tdna): an MPI_Accumulate per chunk costs 2-3 puts (the target's
  * accumulate lock), and scaling adds per byte; the pack method's agent
- * applies one accumulate per run at the target (k * tsa). A datatype
+ * applies one accumulate per run at the target (k * tsa), and its pack
+ * cost keeps the paper's form, n * tp + tna * N + 2 * (tm * N + tc * k). A datatype
  * accumulate pays tdnb more per byte beyond KP_RMA_KNEE (rma.h).
  *
  * The parameters come from the "rma" object of the parameter file named by
@@ -57,7 +66,8 @@ int kp_rma_method_parse(const char *s)
 }
 
 const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
-                                                      "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb"};
+                                                      "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb",
+                                                      "tpn", "tpg", "tpgn"};
 
 void kp_rma_params_default(kp_win w)
 {
@@ -71,6 +81,7 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TC] = 2.66,  [KP_RP_TP] = 4708, [KP_RP_TD0] = 1641,  [KP_RP_TD1] = 4.13,
         [KP_RP_TA0] = 999,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.203, [KP_RP_TDA0] = 1476,
         [KP_RP_TDA1] = 13.2, [KP_RP_TDN] = 0.557, [KP_RP_TDNA] = 0.224, [KP_RP_TDNB] = 1.29,
+        [KP_RP_TPN] = 0.0759, [KP_RP_TPG] = 6222, [KP_RP_TPGN] = 0.0703,
     };
 #else /* Open MPI 4.1 (osc/rdma over vader) */
     static const double def[KP_RP_COUNT] = {
@@ -78,6 +89,7 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 348,    [KP_RP_TD1] = 2.84,
         [KP_RP_TA0] = 330,  [KP_RP_TSA] = 69.9, [KP_RP_TNA] = 0.0699, [KP_RP_TDA0] = 548,
         [KP_RP_TDA1] = 12.6, [KP_RP_TDN] = 0.0261, [KP_RP_TDNA] = 0.0678, [KP_RP_TDNB] = 0.0214,
+        [KP_RP_TPN] = 0.0438, [KP_RP_TPG] = 1302, [KP_RP_TPGN] = 0.0359,
     };
 #endif
     memcpy(w->par, def, sizeof(def));
@@ -166,8 +178,11 @@ double kp_rma_cost_par(const double *p, int64_t slot_bytes, int m, int kind, int
         return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B + p[KP_RP_TDNB] * beyond
                    : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + p[KP_RP_TDN] * B;
     default:
-        return n * p[KP_RP_TP] * (kind == KP_RMA_GET ? 2.0 : 1.0) + tn * B +
-               2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) + (acc ? K * p[KP_RP_TSA] : 0.0);
+        if (kind == KP_RMA_PUT)
+            return n * p[KP_RP_TP] + p[KP_RP_TPN] * B + 2.0 * p[KP_RP_TC] * K;
+        if (kind == KP_RMA_GET)
+            return n * p[KP_RP_TPG] + p[KP_RP_TPGN] * B + 2.0 * p[KP_RP_TC] * K;
+        return n * p[KP_RP_TP] + tn * B + 2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) + K * p[KP_RP_TSA];
     }
 }
 

@@ -37,9 +37,11 @@
  * kp_test and every other kport call (kp_rma_progress).
  *
  * Cost (the paper's equation 2, per piece of B bytes): T_pack = n * tp +
- * tn * N + 2 * tm * N + 2 * tc * k, with tp the slot protocol (fetch-add,
- * turn poll, flush, ready write), tm the copy cost per byte and tc per
- * chunk (packing and unpacking k chunks). Memory: two bounce buffers per
+ * tpn * N + 2 * tc * k, with tp the slot protocol (fetch-add, turn poll,
+ * flush, ready write), tpn the cost per byte as the caller waits for it
+ * (packing, the slot writes, what of the target's unpacking the pipeline
+ * does not hide) and tc per chunk (packing and unpacking k chunks); a get
+ * pays tpg per slot and tpgn per byte (auto.c). Memory: two bounce buffers per
  * window at the origin; S * (256 + B) bytes of pool per rank.
  * Flow control: at most S pieces are in any rank's pool; an origin with
  * more pieces than free slots waits for the target's agent.

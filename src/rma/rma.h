@@ -74,6 +74,9 @@ enum kp_rma_param {
     KP_RP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 10x tn) */
     KP_RP_TDNA, /* ns per byte a datatype accumulate moves */
     KP_RP_TDNB, /* ns per byte a datatype accumulate moves beyond KP_RMA_KNEE */
+    KP_RP_TPN,  /* ns per byte of a pack-method put, as its caller waits for it */
+    KP_RP_TPG,  /* ns per pack-method get slot (request, reply, its protocol) */
+    KP_RP_TPGN, /* ns per byte of a pack-method get */
     KP_RP_COUNT
 };
 extern const char *const kp_rma_param_names[KP_RP_COUNT];

@@ -32,7 +32,11 @@
  * timed ones (direct, datatype, pack, armci, auto), so every variant is
  * timed in the state its own operations leave its buffers (as in a
  * program calling one library), drift of the machine hits all variants
- * alike, and auto and armci both follow the other library's window. interleave: each repetition runs every variant once;
+ * alike, and auto and armci both follow the other library's window. The
+ * default of 20 warm-ups is what that takes under MPICH 4.0: after
+ * ARMCI-MPI's 4 MiB sections (4-5 ms each there) auto, running direct, was
+ * 1.05-1.17x the direct column with 5 and 0.99-1.05x with 20
+ * (docs/PERFORMANCE.md). interleave: each repetition runs every variant once;
  * seq / rev: all repetitions of one variant, then the next (direct first /
  * armci first; seq was the order before blocks). --state (untimed, before
  * each repetition): asleft (default), own (one more operation of the same
@@ -131,7 +135,7 @@ static void usage(FILE *f, const void *arg)
                "       kport-bench strided --calibrate [-o FILE]      (2 ranks)\n"
                "Strided put/get/accumulate of 2-D sections: kport's direct, datatype, pack and auto\n"
                "beside ARMCI-MPI's ARMCI_PutS/GetS/AccS; -i / -x timed / warm-up iterations\n"
-               "(default 30 / 5; blocks: -x warm-up before every round); -c validates every variant;\n"
+               "(default 30 / 20; blocks: -x warm-up before every round); -c validates every variant;\n"
                "--order blocks (default): rounds of 10 timed repetitions per variant; --state: what\n"
                "runs before each repetition (untimed).\n");
 }
@@ -585,8 +589,8 @@ static void json_emit(FILE *f, const kp_json *v, int depth)
     }
 }
 
-#define NRAW 14
-/* One pass of the calibration: the fourteen timings (raw, ns) and the
+#define NRAW 17
+/* One pass of the calibration: the seventeen timings (raw, ns) and the
  * parameters derived from them. Each method's three shapes lie where it
  * competes (docs/PARAMETERS.md, "rma"). */
 static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
@@ -633,7 +637,18 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
     par[KP_RP_TDNB] = 0;
     par[KP_RP_TDNB] = fmax(0, (f4 - kp_rma_cost_par(par, 1, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
                                   (2 * MiB - (double)KP_RMA_KNEE));
-    const double r[NRAW] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4};
+    /* pack put and get: per slot from one 8 B call, per byte from 256 x
+     * 1 KiB (256 KiB in several slots, rows where packing competes), each
+     * up to its fence as every timing here: the packing, the slot writes
+     * and as much of the far side's copy as does not overlap them (the
+     * target unpacks slot i while the origin packs slot i+1) */
+    double g1 = time_op(OP_GET, 2, 8, 1, lbuf);
+    par[KP_RP_TPG] = fmax(g1, par[KP_RP_TP]);
+    const double pk = 256, pn = pk * 1024, pslots = ceil(pn / (double)win->slot_bytes);
+    double p2 = time_op(OP_PUT, 2, 1024, (MPI_Aint)pk, lbuf), g2 = time_op(OP_GET, 2, 1024, (MPI_Aint)pk, lbuf);
+    par[KP_RP_TPN] = fmax(0, (p2 - pslots * par[KP_RP_TP] - 2 * par[KP_RP_TC] * pk) / pn);
+    par[KP_RP_TPGN] = fmax(0, (g2 - pslots * par[KP_RP_TPG] - 2 * par[KP_RP_TC] * pk) / pn);
+    const double r[NRAW] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4, g1, p2, g2};
     memcpy(raw, r, sizeof(r));
 }
 
@@ -654,18 +669,19 @@ static int calibrate(const opts *o)
     calibrate_pass(lbuf, stream, par, raw);
     int rc = 0;
     if (kb_rank == 0) {
-        char rma[768];
+        char rma[1024];
         int len = snprintf(rma, sizeof(rma), "{");
         for (int i = 0; i < KP_RP_COUNT; i++)
             len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
                             kp_rma_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
-        printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 64x8 B %.0f; pack 1x8 B %.0f; "
+        printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 64x8 B %.0f; pack put 1x8 B %.0f, "
+               "get 1x8 B %.0f, put 256x1 KiB %.0f, get 256x1 KiB %.0f; "
                "datatype 2x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, "
                "4x256 KiB %.0f, 64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f, 256x8 KiB %.0f\n"
                "\"rma\": %s\n",
                raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11],
-               raw[12], raw[13], rma);
+               raw[12], raw[13], raw[14], raw[15], raw[16], rma);
         if (o->out) {
             kp_json *root = NULL;
             char *text;
@@ -727,7 +743,7 @@ static int strided_main(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof(o));
     o.iters = 30;
-    o.warmup = 5;
+    o.warmup = 20;
     parse_list("put,get,acc", op_names, NOPS, o.ops);
     o.pats[0] = o.pats[1] = 1;
     o.kinds[0] = o.kinds[1] = o.kinds[2] = 1;
