@@ -29,8 +29,9 @@
  * tda1, tdna): an MPI_Accumulate per chunk costs 2-3 puts (the target's
  * accumulate lock), and scaling adds per byte; the pack method's agent
  * applies one accumulate per run at the target (k * tsa), and its pack
- * cost keeps the paper's form, n * tp + tna * N + 2 * (tm * N + tc * k). A datatype
- * accumulate pays tdnb more per byte beyond KP_RMA_KNEE (rma.h).
+ * cost keeps the paper's form, n * tp + tna * N + 2 * (tm * N + tc * k).
+ * A datatype accumulate pays tdnb more per byte beyond KP_RMA_KNEE
+ * (rma.h).
  *
  * The parameters come from the "rma" object of the parameter file named by
  * KPORT_PARAMS (docs/PARAMETERS.md; written by kport-bench strided

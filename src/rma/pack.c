@@ -41,8 +41,8 @@
  * flush, ready write), tpn the cost per byte as the caller waits for it
  * (packing, the slot writes, what of the target's unpacking the pipeline
  * does not hide) and tc per chunk (packing and unpacking k chunks); a get
- * pays tpg per slot and tpgn per byte (auto.c). Memory: two bounce buffers per
- * window at the origin; S * (256 + B) bytes of pool per rank.
+ * pays tpg per slot and tpgn per byte (auto.c). Memory: two bounce
+ * buffers per window at the origin; S * (256 + B) bytes of pool per rank.
  * Flow control: at most S pieces are in any rank's pool; an origin with
  * more pieces than free slots waits for the target's agent.
  */

@@ -65,7 +65,8 @@
  * td0, td1, tdn (datatype puts of 2 and 4096 chunks of 8 B, 4 x 256 KiB),
  * and for accumulate ta0, tna, tsa (direct: 1 x 8 B, 4 x 256 KiB, 64 x 8 B),
  * tda0, tda1, tdna (datatype: 2 and 4096 x 8 B, 512 x 256 B) and tdnb
- * (256 x 8 KiB, beyond KP_RMA_KNEE), after one untimed pass of the same;
+ * (256 x 8 KiB, beyond KP_RMA_KNEE), then tpg (pack get of 8 bytes), tpn,
+ * tpgn (pack put and get of 256 x 1 KiB), after one untimed pass of the same;
  * each method's three timings fitted exactly; -o FILE merges them as the
  * "rma" object into FILE (kept otherwise as it is; created if absent),
  * which KPORT_PARAMS=FILE then makes auto use.
@@ -644,10 +645,13 @@ static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
      * target unpacks slot i while the origin packs slot i+1) */
     double g1 = time_op(OP_GET, 2, 8, 1, lbuf);
     par[KP_RP_TPG] = fmax(g1, par[KP_RP_TP]);
-    const double pk = 256, pn = pk * 1024, pslots = ceil(pn / (double)win->slot_bytes);
+    /* each less what the model predicts for it without its per-byte term
+     * (its slots and chunks), per byte */
+    const int64_t pk = 256, pn = pk * 1024;
     double p2 = time_op(OP_PUT, 2, 1024, (MPI_Aint)pk, lbuf), g2 = time_op(OP_GET, 2, 1024, (MPI_Aint)pk, lbuf);
-    par[KP_RP_TPN] = fmax(0, (p2 - pslots * par[KP_RP_TP] - 2 * par[KP_RP_TC] * pk) / pn);
-    par[KP_RP_TPGN] = fmax(0, (g2 - pslots * par[KP_RP_TPG] - 2 * par[KP_RP_TC] * pk) / pn);
+    par[KP_RP_TPN] = par[KP_RP_TPGN] = 0;
+    par[KP_RP_TPN] = fmax(0, (p2 - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_PUT, pk, pn)) / (double)pn);
+    par[KP_RP_TPGN] = fmax(0, (g2 - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
     const double r[NRAW] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4, g1, p2, g2};
     memcpy(raw, r, sizeof(r));
 }
@@ -675,10 +679,10 @@ static int calibrate(const opts *o)
             len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
                             kp_rma_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
-        printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 64x8 B %.0f; pack put 1x8 B %.0f, "
-               "get 1x8 B %.0f, put 256x1 KiB %.0f, get 256x1 KiB %.0f; "
+        printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 64x8 B %.0f; pack 1x8 B %.0f; "
                "datatype 2x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, "
-               "4x256 KiB %.0f, 64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f, 256x8 KiB %.0f\n"
+               "4x256 KiB %.0f, 64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f, 256x8 KiB %.0f; "
+               "pack get 1x8 B %.0f, put 256x1 KiB %.0f, get 256x1 KiB %.0f\n"
                "\"rma\": %s\n",
                raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11],
                raw[12], raw[13], raw[14], raw[15], raw[16], rma);
