@@ -183,8 +183,8 @@ void kp_release_caches(void);
  *             progress agent unpacks them. A get asks the target to pack
  *             into its slots and reads them back;
  *   auto      (default) the cheapest by the cost model T_direct = t0 +
- *             (k-1)*ts + tn*N, T_pack = n*tp + tpn*N (+ per chunk
- *             copied; a get has its own tpg, tpgn), T_datatype = td0 +
+ *             (k-1)*ts + tn*N, T_pack = n*tp + tpn*N + tpc*k (a get
+ *             has its own tpg, tpgn), T_datatype = td0 +
  *             (k-1)*td1 + tdn*N, accumulate with its own costs; parameters from the "rma" object of the
  *             parameter file named by KPORT_PARAMS (docs/PARAMETERS.md,
  *             written by kport-bench strided --calibrate), else built-in

@@ -2,8 +2,8 @@
  * Method "auto": the paper's cost model (section 4) chooses per call.
  *
  *   T_direct   = t0 + k * ts + tn * N                   (equation 1)
- *   T_pack     = n * tp + tpn * N + 2 * tc * k           (equation 2, per piece; a get:
- *                n * tpg + tpgn * N + 2 * tc * k, the caller's wait measured)
+ *   T_pack     = n * tp + tpn * N + tpc * k              (equation 2, per piece; a get:
+ *                n * tpg + tpgn * N + tpc * k, the caller's wait measured)
  *   T_datatype = td0 + td1 * k + tdn * N                (measured, as the paper's NIC method)
  *
  * k chunks of count[0] bytes, N bytes in all, n = ceil(N / slot bytes)
@@ -15,13 +15,17 @@
  * one slot (the paper's ts for one packed message plus the flow control);
  * td1, tdn: the datatype method's cost per chunk and per byte (Open MPI
  * copies at memcpy speed, tdn <= tn; MPICH 4.0 packs the datatype and pays
- * about 10 times tn). td0 is a two-chunk call's cost less one chunk's: a
+ * about 17 times tn, measured on rows of 1 KiB: its rows of 64-256 KiB
+ * move 2-7x faster, where the datatype method does not compete). td0 is a two-chunk call's cost less one chunk's: a
  * one-chunk datatype is contiguous, and auto never runs it. tpn, tpgn:
  * the pack method's put and get per byte as the caller waits for them, up
  * to the fence (packing, the slot writes and the part of the far side's
  * copy that does not overlap them: the target unpacks slot i while the
- * origin packs slot i+1), measured by a pack call of 256 x 1 KiB; tpg: a
- * whole one-slot pack get (its request, the target's reply). The paper's
+ * origin packs slot i+1), measured by a pack call of 256 x 1 KiB; tpc: per
+ * chunk, the same way (the paper's 2 tc: packing and unpacking it; a pack
+ * put of 8 B rows costs MPICH's caller 2.7 tc a chunk), measured with a
+ * pack put of 4096 x 8 B; tpg: a whole one-slot pack get (its request, the
+ * target's reply). The paper's
  * tn + 2 tm per byte, with a get paying 2 tp a slot, put MPICH's pack
  * 1.3x (put) and 1.5x (get) too high where it competes with direct
  * (docs/PERFORMANCE.md, "The pack method's own per-byte cost").
@@ -68,29 +72,33 @@ int kp_rma_method_parse(const char *s)
 
 const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
                                                       "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb",
-                                                      "tpn", "tpg", "tpgn"};
+                                                      "tpn", "tpg", "tpgn", "tpc"};
 
 void kp_rma_params_default(kp_win w)
 {
     /* kport-bench strided --calibrate, 2 ranks of the development machine
      * (2 cores), with the MPI kport was compiled against; the median of
      * three calibrations in a quiet minute (docs/PERFORMANCE.md, "The
-     * calibration, again") */
+     * calibration, again"); td0, td1, tdn, tpn, tpgn and tpc since the
+     * shapes of session 24 (the median of six and of three), the
+     * accumulate's ta0, tsa, tna, tda0, tda1, tdna, tdnb since its
+     * vectorized scaling (the median of five; PERFORMANCE.md, "The datatype
+     * put's cost per byte, and the accumulate's scaling (session 24)") */
 #ifdef MPICH_VERSION /* MPICH 4.0 */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 872,   [KP_RP_TS] = 126,  [KP_RP_TN] = 0.0503, [KP_RP_TM] = 0.0375,
-        [KP_RP_TC] = 2.66,  [KP_RP_TP] = 4708, [KP_RP_TD0] = 1641,  [KP_RP_TD1] = 4.13,
-        [KP_RP_TA0] = 999,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.203, [KP_RP_TDA0] = 1476,
-        [KP_RP_TDA1] = 13.2, [KP_RP_TDN] = 0.557, [KP_RP_TDNA] = 0.224, [KP_RP_TDNB] = 1.29,
-        [KP_RP_TPN] = 0.0759, [KP_RP_TPG] = 6222, [KP_RP_TPGN] = 0.0703,
+        [KP_RP_TC] = 2.66,  [KP_RP_TP] = 4708, [KP_RP_TD0] = 1650,  [KP_RP_TD1] = 2.65,
+        [KP_RP_TA0] = 981,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.187, [KP_RP_TDA0] = 1455,
+        [KP_RP_TDA1] = 13.5, [KP_RP_TDN] = 0.864, [KP_RP_TDNA] = 0.210, [KP_RP_TDNB] = 1.24,
+        [KP_RP_TPN] = 0.0774, [KP_RP_TPG] = 6222, [KP_RP_TPGN] = 0.0700, [KP_RP_TPC] = 7.09,
     };
 #else /* Open MPI 4.1 (osc/rdma over vader) */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 251,   [KP_RP_TS] = 29.6, [KP_RP_TN] = 0.036,   [KP_RP_TM] = 0.0438,
-        [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 348,    [KP_RP_TD1] = 2.84,
-        [KP_RP_TA0] = 330,  [KP_RP_TSA] = 69.9, [KP_RP_TNA] = 0.0699, [KP_RP_TDA0] = 548,
-        [KP_RP_TDA1] = 12.6, [KP_RP_TDN] = 0.0261, [KP_RP_TDNA] = 0.0678, [KP_RP_TDNB] = 0.0214,
-        [KP_RP_TPN] = 0.0438, [KP_RP_TPG] = 1302, [KP_RP_TPGN] = 0.0359,
+        [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 357,    [KP_RP_TD1] = 2.86,
+        [KP_RP_TA0] = 321,  [KP_RP_TSA] = 69.4, [KP_RP_TNA] = 0.0545, [KP_RP_TDA0] = 547,
+        [KP_RP_TDA1] = 12.9, [KP_RP_TDN] = 0.0240, [KP_RP_TDNA] = 0.0513, [KP_RP_TDNB] = 0.0219,
+        [KP_RP_TPN] = 0.0427, [KP_RP_TPG] = 1302, [KP_RP_TPGN] = 0.0357, [KP_RP_TPC] = 6.46,
     };
 #endif
     memcpy(w->par, def, sizeof(def));
@@ -180,9 +188,9 @@ double kp_rma_cost_par(const double *p, int64_t slot_bytes, int m, int kind, int
                    : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + p[KP_RP_TDN] * B;
     default:
         if (kind == KP_RMA_PUT)
-            return n * p[KP_RP_TP] + p[KP_RP_TPN] * B + 2.0 * p[KP_RP_TC] * K;
+            return n * p[KP_RP_TP] + p[KP_RP_TPN] * B + p[KP_RP_TPC] * K;
         if (kind == KP_RMA_GET)
-            return n * p[KP_RP_TPG] + p[KP_RP_TPGN] * B + 2.0 * p[KP_RP_TC] * K;
+            return n * p[KP_RP_TPG] + p[KP_RP_TPGN] * B + p[KP_RP_TPC] * K;
         return n * p[KP_RP_TP] + tn * B + 2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) + K * p[KP_RP_TSA];
     }
 }

@@ -71,12 +71,13 @@ enum kp_rma_param {
     KP_RP_TNA,  /* ns per byte accumulated (scaling included) */
     KP_RP_TDA0, /* ns: a datatype accumulate's fixed cost */
     KP_RP_TDA1, /* ns per chunk a datatype accumulate walks */
-    KP_RP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 10x tn) */
+    KP_RP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 17x tn) */
     KP_RP_TDNA, /* ns per byte a datatype accumulate moves */
     KP_RP_TDNB, /* ns per byte a datatype accumulate moves beyond KP_RMA_KNEE */
     KP_RP_TPN,  /* ns per byte of a pack-method put, as its caller waits for it */
     KP_RP_TPG,  /* ns per pack-method get slot (request, reply, its protocol) */
     KP_RP_TPGN, /* ns per byte of a pack-method get */
+    KP_RP_TPC,  /* ns per chunk of a pack-method put or get, as its caller waits for it */
     KP_RP_COUNT
 };
 extern const char *const kp_rma_param_names[KP_RP_COUNT];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kport-bench strided --calibrate at P = 2 writes the "rma" object into an
 # existing parameter file, keeping its other members, with every one of the
-# cost model's 19 fields a finite number >= 0, the two fixed costs and the
+# cost model's 20 fields a finite number >= 0, the two fixed costs and the
 # per-byte costs above 0; auto then runs under it (test_strided --quick with
 # KPORT_PARAMS pointing at the file, every byte compared).
 #
@@ -24,7 +24,7 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 assert d.get("kport_params") == 1 and d.get("call") == {"fixed": 60, "skew": 160}, "other members lost: %s" % d
 r = d["rma"]
-names = "t0 ts tn tm tc tp td0 td1 ta0 tsa tna tda0 tda1 tdn tdna tdnb tpn tpg tpgn".split()
+names = "t0 ts tn tm tc tp td0 td1 ta0 tsa tna tda0 tda1 tdn tdna tdnb tpn tpg tpgn tpc".split()
 assert sorted(r) == sorted(names), "fields %s" % sorted(r)
 for k in names:
     assert isinstance(r[k], (int, float)) and math.isfinite(r[k]) and r[k] >= 0, "%s = %r" % (k, r[k])

@@ -4,7 +4,7 @@
  *   t0 = 1000, ts = 100, tn = 0.5, tm = 0.25, tc = 2, tp = 3000,
  *   td0 = 2000, td1 = 10, tdn = 1, ta0 = 1500, tsa = 300, tna = 0.75,
  *   tda0 = 2500, tda1 = 20, tdna = 0.125, tdnb = 2, tpn = 0.5, tpg = 4000,
- *   tpgn = 0.625; slots of 64 KiB;
+ *   tpgn = 0.625, tpc = 5; slots of 64 KiB;
  * and kp_rma_choose's pick: the cheapest method, direct for one chunk, no
  * datatype where a count does not fit an int, the accumulate knee
  * (KP_RMA_KNEE) moving a 2 MiB accumulate from datatype to direct, and
@@ -61,6 +61,7 @@ int main(void)
         [KP_RP_TP] = 3000,  [KP_RP_TD0] = 2000, [KP_RP_TD1] = 10,   [KP_RP_TA0] = 1500,   [KP_RP_TSA] = 300,
         [KP_RP_TNA] = 0.75, [KP_RP_TDA0] = 2500, [KP_RP_TDA1] = 20, [KP_RP_TDN] = 1,      [KP_RP_TDNA] = 0.125,
         [KP_RP_TDNB] = 2,   [KP_RP_TPN] = 0.5,   [KP_RP_TPG] = 4000, [KP_RP_TPGN] = 0.625,
+        [KP_RP_TPC] = 5,
     };
     memcpy(w.par, par, sizeof(par));
     w.slot_bytes = 65536;
@@ -69,21 +70,26 @@ int main(void)
     /* put, 16 chunks of 1 KiB (N = 16384, one slot):
      *   direct   1000 + 15*100 + 0.5*16384                 = 10692
      *   datatype 2000 + 15*10 + 1*16384                     = 18534
-     *   pack     1*3000 + 0.5*16384 + 2*2*16                = 11256 */
+     *   pack     1*3000 + 0.5*16384 + 5*16                  = 11272 */
     near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_PUT, 16, 16384), 10692, "put direct 16 x 1 KiB");
     near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_PUT, 16, 16384), 18534, "put datatype 16 x 1 KiB");
-    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 16, 16384), 11256, "put pack 16 x 1 KiB");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 16, 16384), 11272, "put pack 16 x 1 KiB");
     /* pack, 1000 chunks of 100 B (N = 100000, two slots): a get pays tpg
-     * per slot and tpgn per byte, a put tp and tpn; the chunks 2*tc each:
-     *   get 2*4000 + 0.625*100000 + 2*2*1000 = 74500
-     *   put 2*3000 + 0.5*100000 + 2*2*1000   = 60000 */
-    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_GET, 1000, 100000), 74500, "get pack 1000 x 100 B");
-    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 60000, "put pack 1000 x 100 B");
+     * per slot and tpgn per byte, a put tp and tpn; the chunks tpc each:
+     *   get 2*4000 + 0.625*100000 + 5*1000 = 75500
+     *   put 2*3000 + 0.5*100000 + 5*1000   = 61000 */
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_GET, 1000, 100000), 75500, "get pack 1000 x 100 B");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 61000, "put pack 1000 x 100 B");
     /* tm is the accumulate's alone (below): put and get do not read it */
     w.par[KP_RP_TM] = 100;
-    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 60000, "put pack ignores tm");
-    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_GET, 1000, 100000), 74500, "get pack ignores tm");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 61000, "put pack ignores tm");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_GET, 1000, 100000), 75500, "get pack ignores tm");
     w.par[KP_RP_TM] = par[KP_RP_TM];
+    /* and tc (the local copy's, the accumulate's per chunk) neither */
+    w.par[KP_RP_TC] = 100;
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 61000, "put pack ignores tc");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_GET, 1000, 100000), 75500, "get pack ignores tc");
+    w.par[KP_RP_TC] = par[KP_RP_TC];
     /* accumulate, 1000 x 100 B:
      *   direct   1500 + 999*300 + 0.75*100000                = 376200
      *   datatype 2500 + 999*20 + 0.125*100000 (below the knee) = 34980
@@ -117,7 +123,7 @@ int main(void)
      * the memo is cleared after the parameters change) */
     w.par[KP_RP_TP] = 0;
     w.par[KP_RP_TPN] = 0;
-    w.par[KP_RP_TC] = 0;
+    w.par[KP_RP_TPC] = 0;
     memset(w.memo, 0, sizeof(w.memo));
     op = op_of(KP_RMA_PUT, 1024, 16);
     same(kp_rma_choose(&w, &op), KP_M_PACK, "put 16 x 1 KiB, free packing");
@@ -133,7 +139,7 @@ int main(void)
     for (int i = 0; i < KP_RP_COUNT; i++)
         CHECK(isfinite(w.par[i]) && w.par[i] >= 0, "default %s = %g", kp_rma_param_names[i], w.par[i]);
     const int paid[] = {KP_RP_T0,  KP_RP_TD0, KP_RP_TA0, KP_RP_TDA0, KP_RP_TN,  KP_RP_TNA,
-                        KP_RP_TDN, KP_RP_TDNA, KP_RP_TP, KP_RP_TPN, KP_RP_TPG, KP_RP_TPGN};
+                        KP_RP_TDN, KP_RP_TDNA, KP_RP_TP, KP_RP_TPN, KP_RP_TPG, KP_RP_TPGN, KP_RP_TPC};
     for (size_t i = 0; i < sizeof(paid) / sizeof(paid[0]); i++)
         CHECK(w.par[paid[i]] > 0, "default %s = %g, a cost every call pays", kp_rma_param_names[paid[i]],
               w.par[paid[i]]);

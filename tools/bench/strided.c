@@ -62,12 +62,13 @@
  * --calibrate: at P = 2, measures the cost model's parameters between ranks
  * 0 and 1 (docs/PARAMETERS.md, "rma"): t0, tn, ts (direct puts of 1 x 8 B,
  * 1 x 1 MiB, 64 x 8 B), tm, tc (local packing), tp (pack of 8 bytes),
- * td0, td1, tdn (datatype puts of 2 and 4096 chunks of 8 B, 4 x 256 KiB),
+ * td0, td1, tdn (datatype puts of 2 and 4096 chunks of 8 B, 256 x 1 KiB),
  * and for accumulate ta0, tna, tsa (direct: 1 x 8 B, 4 x 256 KiB, 64 x 8 B),
  * tda0, tda1, tdna (datatype: 2 and 4096 x 8 B, 512 x 256 B) and tdnb
  * (256 x 8 KiB, beyond KP_RMA_KNEE), then tpg (pack get of 8 bytes), tpn,
- * tpgn (pack put and get of 256 x 1 KiB), after one untimed pass of the same;
- * each method's three timings fitted exactly; -o FILE merges them as the
+ * tpgn, tpc (pack put and get of 256 x 1 KiB, pack put of 4096 x 8 B),
+ * after one untimed pass of the same, each timing the median of five timed
+ * passes; each method's three timings fitted exactly; -o FILE merges them as the
  * "rma" object into FILE (kept otherwise as it is; created if absent),
  * which KPORT_PARAMS=FILE then makes auto use.
  */
@@ -590,87 +591,135 @@ static void json_emit(FILE *f, const kp_json *v, int depth)
     }
 }
 
-#define NRAW 17
-/* One pass of the calibration: the seventeen timings (raw, ns) and the
- * parameters derived from them. Each method's three shapes lie where it
- * competes (docs/PARAMETERS.md, "rma"). */
-static void calibrate_pass(char *lbuf, char *stream, double *par, double *raw)
+/* the calibration's timings, in the order they are taken and printed */
+enum {
+    R_D1, R_D2, R_D3, R_M1, R_M2, R_P1, R_A1, R_A2, R_A3, R_E1, R_E2, R_E3,
+    R_F1, R_F2, R_F3, R_F4, R_G1, R_P2, R_G2, R_P3, NRAW
+};
+static const char *const raw_labels[NRAW] = {
+    "put direct 1x8 B", "1x1 MiB", "64x8 B", "local pack 1x1 MiB", "4096x8 B", "pack 1x8 B",
+    "datatype 2x8 B", "4096x8 B", "256x1 KiB", "acc direct 1x8 B", "4x256 KiB", "64x8 B",
+    "datatype 2x8 B", "4096x8 B", "512x256 B", "256x8 KiB", "pack get 1x8 B", "put 256x1 KiB",
+    "get 256x1 KiB", "put 4096x8 B"};
+
+/* One pass of the calibration: its timings (raw, ns). Each method's three
+ * shapes lie where it competes (docs/PARAMETERS.md, "rma"). */
+static void calibrate_measure(char *lbuf, char *stream, double *raw)
 {
-    const double MiB = 1 << 20, K = 4096;
     /* direct put: 1 x 8 B, 1 x 1 MiB, 64 x 8 B (per operation where direct
      * competes, 2-128 chunks: an epoch of thousands costs MPICH 4.0 1.6x
      * more per operation, 165 against 105 ns) */
-    double d1 = time_op(OP_PUT, 0, 8, 1, lbuf), d2 = time_op(OP_PUT, 0, 1 << 20, 1, lbuf),
-           d3 = time_op(OP_PUT, 0, 8, 64, lbuf);
-    kb_fit_cost3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512}, (const double[]){d1, d2, d3},
-                 &par[KP_RP_T0], &par[KP_RP_TS], &par[KP_RP_TN]);
-    double m1 = time_pack_local(1 << 20, 1, lbuf, stream), m2 = time_pack_local(8, 4096, lbuf, stream);
-    par[KP_RP_TM] = m1 / MiB;
-    par[KP_RP_TC] = fmax(0, (m2 - par[KP_RP_TM] * 8 * K) / K);
-    double p1 = time_op(OP_PUT, 2, 8, 1, lbuf);
-    par[KP_RP_TP] = fmax(p1, d1);
+    raw[R_D1] = time_op(OP_PUT, 0, 8, 1, lbuf);
+    raw[R_D2] = time_op(OP_PUT, 0, 1 << 20, 1, lbuf);
+    raw[R_D3] = time_op(OP_PUT, 0, 8, 64, lbuf);
+    raw[R_M1] = time_pack_local(1 << 20, 1, lbuf, stream);
+    raw[R_M2] = time_pack_local(8, 4096, lbuf, stream);
+    raw[R_P1] = time_op(OP_PUT, 2, 8, 1, lbuf);
     /* datatype put: 2 x 8 B (a one-chunk type is contiguous, MPICH's fast
      * path, and auto never runs the datatype method on one chunk), 4096 x
-     * 8 B, 4 x 256 KiB */
-    double a1 = time_op(OP_PUT, 1, 8, 2, lbuf), a2 = time_op(OP_PUT, 1, 8, 4096, lbuf),
-           a3 = time_op(OP_PUT, 1, 256 << 10, 4, lbuf);
-    kb_fit_cost3((const double[]){2, K, 4}, (const double[]){16, 8 * K, MiB}, (const double[]){a1, a2, a3},
-                 &par[KP_RP_TD0], &par[KP_RP_TD1], &par[KP_RP_TDN]);
+     * 8 B, 256 x 1 KiB (rows where the datatype method competes; MPICH 4.0
+     * moves 256 KiB rows at 0.12 ns/B in this process, 1 KiB ones at
+     * 0.9-1.0) */
+    raw[R_A1] = time_op(OP_PUT, 1, 8, 2, lbuf);
+    raw[R_A2] = time_op(OP_PUT, 1, 8, 4096, lbuf);
+    raw[R_A3] = time_op(OP_PUT, 1, 1024, 256, lbuf);
     /* accumulate (doubles, scale 2). Direct: 1 x 8 B, 4 x 256 KiB (MPICH 4.0
      * accumulates one 1 MiB operation at 0.63 ns/B, 256 KiB ones at 0.21),
      * 64 x 8 B. Datatype: 2 x 8 B, 4096 x 8 B, 512 x 256 B (MPICH 4.0's
      * datatype accumulate runs at 0.25-0.3 ns/B or at 0.6-0.7 as glibc's
      * mmap threshold stands, which moves with what the process freed
      * before: 512 x 256 B gave 0.29 in the calibrations, 0.53-0.72 in
-     * another program; rows of 256 B are its most frequent speed) */
-    double e1 = time_op(OP_ACC, 0, 8, 1, lbuf), e2 = time_op(OP_ACC, 0, 256 << 10, 4, lbuf),
-           e3 = time_op(OP_ACC, 0, 8, 64, lbuf);
-    kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512}, (const double[]){e1, e2, e3},
-                 &par[KP_RP_TA0], &par[KP_RP_TSA], &par[KP_RP_TNA]);
-    double f1 = time_op(OP_ACC, 1, 8, 2, lbuf), f2 = time_op(OP_ACC, 1, 8, 4096, lbuf),
-           f3 = time_op(OP_ACC, 1, 256, 512, lbuf);
-    kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024}, (const double[]){f1, f2, f3},
-                 &par[KP_RP_TDA0], &par[KP_RP_TDA1], &par[KP_RP_TDNA]);
-    /* beyond KP_RMA_KNEE: 256 x 8 KiB, 2 MiB, less what the three above
-     * predict for it (the model without tdnb: a second pass holds the
-     * first pass's; the slot size is the pack method's only) */
-    double f4 = time_op(OP_ACC, 1, 8192, 256, lbuf);
-    par[KP_RP_TDNB] = 0;
-    par[KP_RP_TDNB] = fmax(0, (f4 - kp_rma_cost_par(par, 1, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
-                                  (2 * MiB - (double)KP_RMA_KNEE));
-    /* pack put and get: per slot from one 8 B call, per byte from 256 x
-     * 1 KiB (256 KiB in several slots, rows where packing competes), each
-     * up to its fence as every timing here: the packing, the slot writes
-     * and as much of the far side's copy as does not overlap them (the
-     * target unpacks slot i while the origin packs slot i+1) */
-    double g1 = time_op(OP_GET, 2, 8, 1, lbuf);
-    par[KP_RP_TPG] = fmax(g1, par[KP_RP_TP]);
-    /* each less what the model predicts for it without its per-byte term
-     * (its slots and chunks), per byte */
-    const int64_t pk = 256, pn = pk * 1024;
-    double p2 = time_op(OP_PUT, 2, 1024, (MPI_Aint)pk, lbuf), g2 = time_op(OP_GET, 2, 1024, (MPI_Aint)pk, lbuf);
-    par[KP_RP_TPN] = par[KP_RP_TPGN] = 0;
-    par[KP_RP_TPN] = fmax(0, (p2 - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_PUT, pk, pn)) / (double)pn);
-    par[KP_RP_TPGN] = fmax(0, (g2 - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
-    const double r[NRAW] = {d1, d2, d3, p1, a1, a2, a3, e1, e2, e3, f1, f2, f3, f4, g1, p2, g2};
-    memcpy(raw, r, sizeof(r));
+     * another program; rows of 256 B are its most frequent speed), and
+     * 256 x 8 KiB (2 MiB, beyond KP_RMA_KNEE) */
+    raw[R_E1] = time_op(OP_ACC, 0, 8, 1, lbuf);
+    raw[R_E2] = time_op(OP_ACC, 0, 256 << 10, 4, lbuf);
+    raw[R_E3] = time_op(OP_ACC, 0, 8, 64, lbuf);
+    raw[R_F1] = time_op(OP_ACC, 1, 8, 2, lbuf);
+    raw[R_F2] = time_op(OP_ACC, 1, 8, 4096, lbuf);
+    raw[R_F3] = time_op(OP_ACC, 1, 256, 512, lbuf);
+    raw[R_F4] = time_op(OP_ACC, 1, 8192, 256, lbuf);
+    /* pack: a get of 8 B; a put and a get of 256 x 1 KiB (256 KiB in
+     * several slots, rows where packing competes) and a put of 4096 x 8 B
+     * (one slot), each up to its fence as every timing here: the packing,
+     * the slot writes and as much of the far side's copy as does not
+     * overlap them (the target unpacks slot i while the origin packs slot
+     * i+1) */
+    raw[R_G1] = time_op(OP_GET, 2, 8, 1, lbuf);
+    raw[R_P2] = time_op(OP_PUT, 2, 1024, 256, lbuf);
+    raw[R_G2] = time_op(OP_GET, 2, 1024, 256, lbuf);
+    raw[R_P3] = time_op(OP_PUT, 2, 8, 4096, lbuf);
 }
 
+/* The parameters from the timings: each method's three fitted exactly. */
+static void calibrate_fit(const double *raw, double *par)
+{
+    const double MiB = 1 << 20, K = 4096;
+    kb_fit_cost3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512},
+                 (const double[]){raw[R_D1], raw[R_D2], raw[R_D3]}, &par[KP_RP_T0], &par[KP_RP_TS], &par[KP_RP_TN]);
+    par[KP_RP_TM] = raw[R_M1] / MiB;
+    par[KP_RP_TC] = fmax(0, (raw[R_M2] - par[KP_RP_TM] * 8 * K) / K);
+    par[KP_RP_TP] = fmax(raw[R_P1], raw[R_D1]);
+    kb_fit_cost3((const double[]){2, K, 256}, (const double[]){16, 8 * K, 256 * 1024},
+                 (const double[]){raw[R_A1], raw[R_A2], raw[R_A3]}, &par[KP_RP_TD0], &par[KP_RP_TD1],
+                 &par[KP_RP_TDN]);
+    kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512},
+                 (const double[]){raw[R_E1], raw[R_E2], raw[R_E3]}, &par[KP_RP_TA0], &par[KP_RP_TSA],
+                 &par[KP_RP_TNA]);
+    kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024},
+                 (const double[]){raw[R_F1], raw[R_F2], raw[R_F3]}, &par[KP_RP_TDA0], &par[KP_RP_TDA1],
+                 &par[KP_RP_TDNA]);
+    /* beyond KP_RMA_KNEE: 256 x 8 KiB, 2 MiB, less what the three above
+     * predict for it (the model without tdnb; the slot size is the pack
+     * method's only) */
+    par[KP_RP_TDNB] = 0;
+    par[KP_RP_TDNB] =
+        fmax(0, (raw[R_F4] - kp_rma_cost_par(par, 1, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
+                    (2 * MiB - (double)KP_RMA_KNEE));
+    par[KP_RP_TPG] = fmax(raw[R_G1], par[KP_RP_TP]);
+    /* per byte and per chunk from the two pack puts (a pack put of 8 B
+     * rows costs MPICH 4.0's caller 2.7x tc a chunk, the local packing
+     * alone), each less what the model predicts for it without those two
+     * terms (its slots), solved together; the get's per byte from 256 x
+     * 1 KiB with the same per-chunk cost */
+    const int64_t pk = 256, pn = pk * 1024, ck = 4096, cn = ck * 8;
+    par[KP_RP_TPN] = par[KP_RP_TPGN] = par[KP_RP_TPC] = 0;
+    const double r2 = raw[R_P2] - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_PUT, pk, pn),
+                 r3 = raw[R_P3] - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_PUT, ck, cn);
+    /* r2 = tpn * pn + tpc * pk, r3 = tpn * cn + tpc * ck */
+    const double det = (double)pn * (double)ck - (double)cn * (double)pk;
+    par[KP_RP_TPC] = fmax(0, ((double)pn * r3 - (double)cn * r2) / det);
+    par[KP_RP_TPN] = fmax(0, (r2 - par[KP_RP_TPC] * (double)pk) / (double)pn);
+    par[KP_RP_TPGN] =
+        fmax(0, (raw[R_G2] - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
+}
+
+#define CAL_PASSES 5
 static int calibrate(const opts *o)
 {
     if (P != 2)
         kb_bad_usage(usage, NULL, "--calibrate needs exactly 2 ranks (got %s)", P > 2 ? "more" : "1");
     char *lbuf = malloc((size_t)WIN_BYTES), *stream = malloc((size_t)WIN_BYTES);
     memset(lbuf, 3, (size_t)WIN_BYTES);
-    double par[KP_RP_COUNT] = {0}, raw[NRAW];
+    double par[KP_RP_COUNT] = {0}, raw[NRAW], passes[CAL_PASSES][NRAW];
     /* a whole pass untimed first: a fresh window's first operations are
      * slow (MPICH 4.0: a one-chunk put takes ~4 us for the first 25, ~2.7
      * for the next 25, 1.1 from the 50th on; Open MPI about 25 of 2x), and
      * the first shape's 5 warm-ups did not cover that: MPICH's t0 came out
      * 2.2 us against 0.8-1.1 in the bench, and auto ran datatype where
-     * direct was 1.4-2x faster (docs/PERFORMANCE.md) */
-    calibrate_pass(lbuf, stream, par, raw);
-    calibrate_pass(lbuf, stream, par, raw);
+     * direct was 1.4-2x faster (docs/PERFORMANCE.md). Then CAL_PASSES
+     * timed passes, each timing the median of its passes (one pass's
+     * outlier moved Open MPI's td0 by 25 %, and auto off the datatype
+     * method on put 64 x 8 B, 1.2-1.3x slower there) */
+    calibrate_measure(lbuf, stream, raw);
+    for (int k = 0; k < CAL_PASSES; k++)
+        calibrate_measure(lbuf, stream, passes[k]);
+    for (int i = 0; i < NRAW; i++) {
+        double v[CAL_PASSES];
+        for (int k = 0; k < CAL_PASSES; k++)
+            v[k] = passes[k][i];
+        raw[i] = kb_stats(v, CAL_PASSES).median;
+    }
+    calibrate_fit(raw, par);
     int rc = 0;
     if (kb_rank == 0) {
         char rma[1024];
@@ -679,13 +728,10 @@ static int calibrate(const opts *o)
             len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
                             kp_rma_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
-        printf("# strided calibration (ns): put direct 1x8 B %.0f, 1x1 MiB %.0f, 64x8 B %.0f; pack 1x8 B %.0f; "
-               "datatype 2x8 B %.0f, 4096x8 B %.0f, 4x256 KiB %.0f; acc direct 1x8 B %.0f, "
-               "4x256 KiB %.0f, 64x8 B %.0f; datatype 2x8 B %.0f, 4096x8 B %.0f, 512x256 B %.0f, 256x8 KiB %.0f; "
-               "pack get 1x8 B %.0f, put 256x1 KiB %.0f, get 256x1 KiB %.0f\n"
-               "\"rma\": %s\n",
-               raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11],
-               raw[12], raw[13], raw[14], raw[15], raw[16], rma);
+        printf("# strided calibration (ns, medians of %d passes):", CAL_PASSES);
+        for (int i = 0; i < NRAW; i++)
+            printf("%s %s %.0f", i ? "," : "", raw_labels[i], raw[i]);
+        printf("\n\"rma\": %s\n", rma);
         if (o->out) {
             kp_json *root = NULL;
             char *text;
