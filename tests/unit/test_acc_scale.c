@@ -25,13 +25,46 @@ static long checks, fails;
         }                                                                                                            \
     } while (0)
 
-#define EXPECT(T, scale_v, srcp, k, out)                                                                             \
+/* element k's value: small enough to scale without overflow or rounding */
+static void put_value(int type, unsigned char *e, int k)
+{
+    if (type == KP_ACC_INT) {
+        int v = (k * 37 % 2001) - 1000;
+        memcpy(e, &v, sizeof v);
+    } else if (type == KP_ACC_LONG) {
+        long v = (long)(k * 91 % 4001) - 2000;
+        memcpy(e, &v, sizeof v);
+    } else if (type == KP_ACC_FLOAT) {
+        float v = (float)(k - 30) * 0.25f;
+        memcpy(e, &v, sizeof v);
+    } else {
+        double v = (double)(k - 30) * 0.125;
+        memcpy(e, &v, sizeof v);
+    }
+}
+
+/* out = scale * in, one element, the formula computed here */
+#define EXPECT(T)                                                                                                    \
     do {                                                                                                             \
-        T s_, v_;                                                                                                    \
-        memcpy(&s_, (srcp) + (k) * sizeof(T), sizeof(T));                                                            \
-        v_ = (T)((scale_v) * s_);                                                                                    \
-        memcpy((out), &v_, sizeof(T));                                                                               \
+        T a, v;                                                                                                      \
+        memcpy(&a, scale, sizeof(T));                                                                                \
+        memcpy(&v, in, sizeof(T));                                                                                   \
+        v = (T)(a * v);                                                                                              \
+        memcpy(out, &v, sizeof(T));                                                                                  \
     } while (0)
+
+static void expect(int type, const void *scale, const unsigned char *in, unsigned char *out)
+{
+    if (type == KP_ACC_INT)
+        EXPECT(int);
+    else if (type == KP_ACC_LONG)
+        EXPECT(long);
+    else if (type == KP_ACC_FLOAT)
+        EXPECT(float);
+    else
+        EXPECT(double);
+}
+#undef EXPECT
 
 enum { MAXN = 67, BUF = MAXN * 8 + 64 };
 
@@ -53,14 +86,8 @@ static void run(int type, size_t esize, const void *scale, const char *name)
                     const int doff = inplace ? so : (so * 5 + 3) % 8;
                     const size_t bytes = (size_t)n * esize + (size_t)tail;
                     fill(src, sizeof(src), (unsigned)(n * 131 + so * 7 + tail));
-                    /* values that scale without overflow or rounding doubt */
-                    for (int k = 0; k < n; k++) {
-                        unsigned char *e = src + so + (size_t)k * esize;
-                        if (type == KP_ACC_INT) { int v = (k * 37 % 2001) - 1000; memcpy(e, &v, sizeof v); }
-                        else if (type == KP_ACC_LONG) { long v = (long)(k * 91 % 4001) - 2000; memcpy(e, &v, sizeof v); }
-                        else if (type == KP_ACC_FLOAT) { float v = (float)(k - 30) * 0.25f; memcpy(e, &v, sizeof v); }
-                        else { double v = (double)(k - 30) * 0.125; memcpy(e, &v, sizeof v); }
-                    }
+                    for (int k = 0; k < n; k++)
+                        put_value(type, src + so + (size_t)k * esize, k);
                     unsigned char *in = src + so;
                     unsigned char *out;
                     if (inplace) {
@@ -72,13 +99,9 @@ static void run(int type, size_t esize, const void *scale, const char *name)
                     memcpy(orig, inplace ? src : dst, BUF);
                     memcpy(want, orig, BUF);
                     const unsigned char *inv = inplace ? orig + so : in; /* the source before the call */
-                    for (int k = 0; k < n; k++) {
-                        unsigned char *w = want + (size_t)(out - (inplace ? src : dst)) + (size_t)k * esize;
-                        if (type == KP_ACC_INT) { int a; memcpy(&a, scale, sizeof a); EXPECT(int, a, inv, (size_t)k, w); }
-                        else if (type == KP_ACC_LONG) { long a; memcpy(&a, scale, sizeof a); EXPECT(long, a, inv, (size_t)k, w); }
-                        else if (type == KP_ACC_FLOAT) { float a; memcpy(&a, scale, sizeof a); EXPECT(float, a, inv, (size_t)k, w); }
-                        else { double a; memcpy(&a, scale, sizeof a); EXPECT(double, a, inv, (size_t)k, w); }
-                    }
+                    const size_t base = (size_t)(out - (inplace ? src : dst));
+                    for (int k = 0; k < n; k++)
+                        expect(type, scale, inv + (size_t)k * esize, want + base + (size_t)k * esize);
                     kp_acc_scale(type, scale, (const char *)in, (char *)out, (int64_t)bytes);
                     const unsigned char *got = inplace ? src : dst;
                     CHECK(memcmp(got, want, BUF) == 0, "%s: %d elements + %d bytes, source offset %d, %s", name, n,
