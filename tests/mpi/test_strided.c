@@ -539,7 +539,7 @@ static void test_params(void)
     char *keep = saved ? strdup(saved) : NULL;
     FILE *f = fopen(path, "w");
     fprintf(f, "{\"kport_params\": 1, \"rma\": {\"t0\": 1e9, \"td0\": 1e9, \"ta0\": 1e9, \"tda0\": 1e9, "
-               "\"tp\": 0, \"tm\": 0, \"tc\": 0, \"tsa\": 0}}\n");
+               "\"tp\": 0, \"tm\": 0, \"tc\": 0, \"tsa\": 0, \"tpn\": 0, \"tpc\": 0}}\n");
     fclose(f);
     setenv("KPORT_PARAMS", path, 1);
     kp_win w2 = NULL;
@@ -572,6 +572,12 @@ static void test_params(void)
     rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
     kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tda1"),
               "rma.tda1 = -3 accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
+    f = fopen(path, "w"); /* the newest field is read by its name too */
+    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"tpc\": \"fast\"}}\n");
+    fclose(f);
+    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
+    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tpc"),
+              "rma.tpc = \"fast\" accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
     if (keep)
         setenv("KPORT_PARAMS", keep, 1);
     else
