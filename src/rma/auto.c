@@ -16,8 +16,9 @@
  * td1, tdn: the datatype method's cost per chunk and per byte (Open MPI
  * copies at memcpy speed, tdn <= tn; MPICH 4.0 packs the datatype and pays
  * about 17 times tn, measured on rows of 1 KiB: its rows of 64-256 KiB
- * move 2-7x faster, where the datatype method does not compete). td0 is a two-chunk call's cost less one chunk's: a
- * one-chunk datatype is contiguous, and auto never runs it. tpn, tpgn:
+ * move 2-7x faster, where the datatype method does not compete). td0 is
+ * a two-chunk call's cost less one chunk's: a one-chunk datatype is
+ * contiguous, and auto never runs it. tpn, tpgn:
  * the pack method's put and get per byte as the caller waits for them, up
  * to the fence (packing, the slot writes and the part of the far side's
  * copy that does not overlap them: the target unpacks slot i while the
@@ -25,8 +26,8 @@
  * chunk, the same way (the paper's 2 tc: packing and unpacking it; a pack
  * put of 8 B rows costs MPICH's caller 2.7 tc a chunk), measured with a
  * pack put of 4096 x 8 B; tpg: a whole one-slot pack get (its request, the
- * target's reply). The paper's
- * tn + 2 tm per byte, with a get paying 2 tp a slot, put MPICH's pack
+ * target's reply). The paper's tn + 2 tm per byte, with a get paying 2 tp
+ * a slot, put MPICH's pack
  * 1.3x (put) and 1.5x (get) too high where it competes with direct
  * (docs/PERFORMANCE.md, "The pack method's own per-byte cost").
  * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,

@@ -25,10 +25,12 @@ const char *kp_strided_last_method(void)
 
 /* dst = scale * src, element by element, through unaligned 16-byte
  * vectors where the compiler has them (GCC's and Clang's vector
- * extension): -O2 does not vectorize a loop whose count it does not know,
- * and 256 KiB of doubles took 11.3 us one element at a time against 6.3 in
- * vectors (what ARMCI-MPI's scaling loop runs at). In place (src == dst)
- * or between buffers that do not overlap. */
+ * extension): GCC 12's -O2 leaves a loop whose count it does not know
+ * scalar, and 256 KiB of doubles took 11.3 us one element at a time
+ * against 6.3 in vectors; the scalar loop was what put kport's accumulate
+ * of 4 x 64 KiB behind ARMCI-MPI's under Open MPI (docs/PERFORMANCE.md,
+ * session 24). In place (src == dst) or between buffers that do not
+ * overlap. */
 #if defined(__GNUC__)
 #define KP_SCALE_FN(T, name)                                                                                         \
     static void name(const void *scale, const char *src, char *dst, int64_t bytes)                                 \

@@ -2,7 +2,8 @@
 # kport-bench strided --calibrate at P = 2 writes the "rma" object into an
 # existing parameter file, keeping its other members, with every one of the
 # cost model's 20 fields a finite number >= 0, the two fixed costs and the
-# per-byte costs above 0; auto then runs under it (test_strided --quick with
+# per-byte costs above 0, the datatype put's and the pack method's fits as
+# the printed timings give them; auto then runs under it (test_strided --quick with
 # KPORT_PARAMS pointing at the file, every byte compared).
 #
 # usage: test_strided_calibrate.sh KPORT_BENCH TEST_STRIDED MPIEXEC [MPIEXEC_ARGS...]
@@ -32,6 +33,42 @@ for k in "t0 td0 ta0 tda0 tn tna tdn tdna tp tpg".split():
     assert r[k] > 0, "%s = %r, a cost every call pays" % (k, r[k])
 assert r["t0"] != 1, "t0 still the file's old value"
 print("calibrated:", r)
+PY
+# the fits, recomputed here from the printed timings (docs/PARAMETERS.md,
+# "rma"): the datatype put's three and the pack method's per byte and per
+# chunk, solved as the documentation says (slots of 64 KiB)
+python3 - "$tmp/out" "$tmp/p.json" <<'PY' || fail "the fitted values do not follow from the printed timings"
+import json, sys
+line = next(l for l in open(sys.argv[1]) if l.startswith("# strided calibration"))
+raw = [float(x.rsplit(" ", 1)[1]) for x in line.split("): ", 1)[1].split(", ")]
+assert len(raw) == 20, "%d timings printed" % len(raw)
+D1, P1, A1, A2, A3, G1, P2, G2, P3 = (raw[i] for i in (0, 5, 6, 7, 8, 16, 17, 18, 19))
+r = json.load(open(sys.argv[2]))["rma"]
+def near(name, want):
+    got = r[name]
+    assert abs(got - want) <= 0.01 * abs(want) + 0.01, "%s = %r, the timings give %r" % (name, got, want)
+tp = max(P1, D1)
+tpg = max(G1, tp)
+near("tp", tp)
+near("tpg", tpg)
+# pack puts: 256 x 1 KiB in 4 slots, 4096 x 8 B in one
+r2, r3 = P2 - 4 * tp, P3 - tp
+det = 262144 * 4096 - 32768 * 256
+tpc = max(0.0, (262144 * r3 - 32768 * r2) / det)
+tpn = max(0.0, (r2 - 256 * tpc) / 262144)
+near("tpc", tpc)
+near("tpn", tpn)
+near("tpgn", max(0.0, (G2 - 4 * tpg - 256 * tpc) / 262144))
+# the datatype put: 2 x 8 B, 4096 x 8 B, 256 x 1 KiB, exact when both slopes come out positive
+k1, n1, d1 = 4094, 32768 - 16, A2 - A1
+k2, n2, d2 = 254, 262144 - 16, A3 - A1
+det = k1 * n2 - k2 * n1
+a, b = (d1 * n2 - d2 * n1) / det, (k1 * d2 - k2 * d1) / det
+if a > 0 and b > 0:
+    near("td1", a)
+    near("tdn", b)
+    near("td0", max(0.0, A1 - a - 16 * b))
+print("fits recomputed: tp %.0f tpc %.3f tpn %.5f tdn %.4f" % (tp, tpc, tpn, r["tdn"]))
 PY
 KPORT_PARAMS="$tmp/p.json" "$@" -n 2 "$strided" --quick --methods auto >"$tmp/run" 2>&1 || { cat "$tmp/run" >&2; fail "test_strided under the calibrated file"; }
 echo "test_strided_calibrate: passed"
