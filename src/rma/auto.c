@@ -27,9 +27,9 @@
  * put of 8 B rows costs MPICH's caller 2.7 tc a chunk), measured with a
  * pack put of 4096 x 8 B; tpg: a whole one-slot pack get (its request, the
  * target's reply). The paper's tn + 2 tm per byte, with a get paying 2 tp
- * a slot, put MPICH's pack
- * 1.3x (put) and 1.5x (get) too high where it competes with direct
- * (docs/PERFORMANCE.md, "The pack method's own per-byte cost").
+ * a slot, put MPICH's pack 1.3x (put) and 1.5x (get) too high where it
+ * competes with direct (docs/PERFORMANCE.md, "The pack method's own
+ * per-byte cost").
  * Accumulate has its own direct and datatype costs (ta0, tsa, tna, tda0,
  * tda1, tdna): an MPI_Accumulate per chunk costs 2-3 puts (the target's
  * accumulate lock), and scaling adds per byte; the pack method's agent
