@@ -32,20 +32,27 @@ const char *kp_strided_last_method(void)
  * session 24). In place (src == dst) or between buffers that do not
  * overlap. */
 #if defined(__GNUC__)
-#define KP_SCALE_FN(T, name)                                                                                         \
-    static void name(const void *scale, const char *src, char *dst, int64_t bytes)                                 \
-    {                                                                                                                \
+#define KP_SCALE_VEC(T)                                                                                              \
+    do {                                                                                                             \
         typedef T vec __attribute__((vector_size(16)));                                                              \
-        T a;                                                                                                         \
-        memcpy(&a, scale, sizeof(T));                                                                                \
-        const int64_t n = bytes / (int64_t)sizeof(T) * (int64_t)sizeof(T);                                           \
-        int64_t i = 0;                                                                                               \
         for (; i + (int64_t)sizeof(vec) <= n; i += (int64_t)sizeof(vec)) {                                         \
             vec v;                                                                                                   \
             memcpy(&v, src + i, sizeof(vec));                                                                        \
             v = v * a;                                                                                               \
             memcpy(dst + i, &v, sizeof(vec));                                                                        \
         }                                                                                                            \
+    } while (0)
+#else
+#define KP_SCALE_VEC(T) (void)0
+#endif
+#define KP_SCALE_FN(T, name)                                                                                         \
+    static void name(const void *scale, const char *src, char *dst, int64_t bytes)                                 \
+    {                                                                                                                \
+        T a;                                                                                                         \
+        memcpy(&a, scale, sizeof(T));                                                                                \
+        const int64_t n = bytes / (int64_t)sizeof(T) * (int64_t)sizeof(T);                                           \
+        int64_t i = 0;                                                                                               \
+        KP_SCALE_VEC(T);                                                                                             \
         for (; i < n; i += (int64_t)sizeof(T)) {                                                                     \
             T v;                                                                                                     \
             memcpy(&v, src + i, sizeof(T));                                                                          \
@@ -53,25 +60,12 @@ const char *kp_strided_last_method(void)
             memcpy(dst + i, &v, sizeof(T));                                                                          \
         }                                                                                                            \
     }
-#else
-#define KP_SCALE_FN(T, name)                                                                                         \
-    static void name(const void *scale, const char *src, char *dst, int64_t bytes)                                 \
-    {                                                                                                                \
-        T a;                                                                                                         \
-        memcpy(&a, scale, sizeof(T));                                                                                \
-        for (int64_t i = 0; i + (int64_t)sizeof(T) <= bytes; i += (int64_t)sizeof(T)) {                            \
-            T v;                                                                                                     \
-            memcpy(&v, src + i, sizeof(T));                                                                          \
-            v = (T)(a * v);                                                                                          \
-            memcpy(dst + i, &v, sizeof(T));                                                                          \
-        }                                                                                                            \
-    }
-#endif
 KP_SCALE_FN(int, scale_int)
 KP_SCALE_FN(long, scale_long)
 KP_SCALE_FN(float, scale_float)
 KP_SCALE_FN(double, scale_double)
 #undef KP_SCALE_FN
+#undef KP_SCALE_VEC
 
 void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n)
 {
