@@ -8,22 +8,10 @@
  */
 #include "rma/rma.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <string.h>
-
-static long checks, fails;
-
-#define CHECK(cond, ...)                                                                                             \
-    do {                                                                                                             \
-        checks++;                                                                                                    \
-        if (!(cond)) {                                                                                               \
-            if (fails++ < 20) {                                                                                      \
-                printf("FAIL ");                                                                                     \
-                printf(__VA_ARGS__);                                                                                 \
-                printf("\n");                                                                                        \
-            }                                                                                                        \
-        }                                                                                                            \
-    } while (0)
 
 /* element k's value: small enough to scale without overflow or rounding */
 static void put_value(int type, unsigned char *e, int k)

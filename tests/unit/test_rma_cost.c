@@ -13,22 +13,11 @@
  */
 #include "rma/rma.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static long checks, fails;
-
-#define CHECK(cond, ...)                                                                                             \
-    do {                                                                                                             \
-        checks++;                                                                                                    \
-        if (!(cond)) {                                                                                               \
-            fails++;                                                                                                 \
-            printf("FAIL ");                                                                                         \
-            printf(__VA_ARGS__);                                                                                     \
-            printf("\n");                                                                                            \
-        }                                                                                                            \
-    } while (0)
 
 static void near(double got, double want, const char *what)
 {

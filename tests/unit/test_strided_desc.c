@@ -15,23 +15,11 @@
  */
 #include "rma/rma.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static long checks, fails;
-
-#define CHECK(cond, ...)                                                                                             \
-    do {                                                                                                             \
-        checks++;                                                                                                    \
-        if (!(cond)) {                                                                                               \
-            if (fails++ < 20) {                                                                                      \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                          \
-                printf(__VA_ARGS__);                                                                                 \
-                printf("\n");                                                                                        \
-            }                                                                                                        \
-        }                                                                                                            \
-    } while (0)
 
 /* naive: offsets of all chunks in stream order (level 1 fastest) */
 static int64_t naive_offsets(int levels, const MPI_Aint *count, const MPI_Aint *stride, int64_t *out)
