@@ -273,6 +273,7 @@ typedef struct kp_strided_counters {
     long long locks;        /* MPI_Win_lock / lock_all / unlock / unlock_all */
     long long polls;        /* rounds of a waiting loop (a poll found nothing) */
     long long yields;       /* of which gave the CPU away (sched_yield) */
+    long long shm_chunks;   /* chunks a direct put or get copied by load/store (shared window) */
 } kp_strided_counters;
 int kp_strided_counters_get(kp_win win, kp_strided_counters *out);
 int kp_strided_counters_reset(kp_win win);

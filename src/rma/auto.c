@@ -73,7 +73,7 @@ int kp_rma_method_parse(const char *s)
 
 const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
                                                       "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb",
-                                                      "tpn", "tpg", "tpgn", "tpc"};
+                                                      "tpn", "tpg", "tpgn", "tpc", "tl0", "tls", "tln"};
 
 void kp_rma_params_default(kp_win w)
 {
@@ -84,7 +84,12 @@ void kp_rma_params_default(kp_win w)
      * shapes of session 24 (the median of six and of three), the
      * accumulate's ta0, tsa, tna, tda0, tda1, tdna, tdnb since its
      * vectorized scaling (the median of five; PERFORMANCE.md, "The datatype
-     * put's cost per byte, and the accumulate's scaling (session 24)") */
+     * put's cost per byte, and the accumulate's scaling (session 24)").
+     * Two tables: `def` for windows from MPI_Win_allocate or
+     * MPI_Win_create, `shd` for shared windows (kp_win_create on one
+     * machine; PERFORMANCE.md, "Direct by load/store on one machine"); the
+     * tl0, tls, tln of `def` are `shd`'s, read only when a shared window's
+     * load/store is used */
 #ifdef MPICH_VERSION /* MPICH 4.0 */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 872,   [KP_RP_TS] = 126,  [KP_RP_TN] = 0.0503, [KP_RP_TM] = 0.0375,
@@ -92,17 +97,39 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TA0] = 981,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.187, [KP_RP_TDA0] = 1455,
         [KP_RP_TDA1] = 13.5, [KP_RP_TDN] = 0.864, [KP_RP_TDNA] = 0.210, [KP_RP_TDNB] = 1.24,
         [KP_RP_TPN] = 0.0774, [KP_RP_TPG] = 6222, [KP_RP_TPGN] = 0.0700, [KP_RP_TPC] = 7.09,
+        [KP_RP_TL0] = 170,  [KP_RP_TLS] = 1.4, [KP_RP_TLN] = 0.0337,
     };
-#else /* Open MPI 4.1 (osc/rdma over vader) */
+    /* a shared window (MPI_Win_allocate_shared; direct puts and gets by
+     * load/store): the median of five calibrations of session 25 */
+    static const double shd[KP_RP_COUNT] = {
+        [KP_RP_T0] = 871,   [KP_RP_TS] = 234,  [KP_RP_TN] = 0.12,  [KP_RP_TM] = 0.0472,
+        [KP_RP_TC] = 4.27,  [KP_RP_TP] = 4390, [KP_RP_TD0] = 1470, [KP_RP_TD1] = 1.83,
+        [KP_RP_TA0] = 938,  [KP_RP_TSA] = 239, [KP_RP_TNA] = 0.549, [KP_RP_TDA0] = 1310,
+        [KP_RP_TDA1] = 14.4, [KP_RP_TDN] = 0.742, [KP_RP_TDNA] = 0.536, [KP_RP_TDNB] = 1.43,
+        [KP_RP_TPN] = 0.0799, [KP_RP_TPG] = 5810, [KP_RP_TPGN] = 0.087, [KP_RP_TPC] = 10,
+        [KP_RP_TL0] = 170,  [KP_RP_TLS] = 1.4, [KP_RP_TLN] = 0.0337,
+    };
+#else /* Open MPI 4.1 (osc/rdma over vader: MPI_Win_allocate, MPI_Win_create) */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 251,   [KP_RP_TS] = 29.6, [KP_RP_TN] = 0.036,   [KP_RP_TM] = 0.0438,
         [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 357,    [KP_RP_TD1] = 2.86,
         [KP_RP_TA0] = 321,  [KP_RP_TSA] = 69.4, [KP_RP_TNA] = 0.0545, [KP_RP_TDA0] = 547,
         [KP_RP_TDA1] = 12.9, [KP_RP_TDN] = 0.0240, [KP_RP_TDNA] = 0.0513, [KP_RP_TDNB] = 0.0219,
         [KP_RP_TPN] = 0.0427, [KP_RP_TPG] = 1302, [KP_RP_TPGN] = 0.0357, [KP_RP_TPC] = 6.46,
+        [KP_RP_TL0] = 160,  [KP_RP_TLS] = 1.41, [KP_RP_TLN] = 0.0276,
+    };
+    /* a shared window: osc/sm instead of osc/rdma, direct puts and gets by
+     * load/store; the median of five calibrations of session 25 */
+    static const double shd[KP_RP_COUNT] = {
+        [KP_RP_T0] = 180,   [KP_RP_TS] = 20.1, [KP_RP_TN] = 0.0283,  [KP_RP_TM] = 0.0469,
+        [KP_RP_TC] = 4.27,  [KP_RP_TP] = 912,  [KP_RP_TD0] = 207,    [KP_RP_TD1] = 2.67,
+        [KP_RP_TA0] = 239,  [KP_RP_TSA] = 35.9, [KP_RP_TNA] = 0.0514, [KP_RP_TDA0] = 318,
+        [KP_RP_TDA1] = 12.7, [KP_RP_TDN] = 0.0243, [KP_RP_TDNA] = 0.0445, [KP_RP_TDNB] = 0.0179,
+        [KP_RP_TPN] = 0.047, [KP_RP_TPG] = 1200, [KP_RP_TPGN] = 0.0394, [KP_RP_TPC] = 9.82,
+        [KP_RP_TL0] = 160,  [KP_RP_TLS] = 1.41, [KP_RP_TLN] = 0.0276,
     };
 #endif
-    memcpy(w->par, def, sizeof(def));
+    memcpy(w->par, w->loadstore ? shd : def, sizeof(def));
 }
 
 int kp_rma_params_load(kp_win w, const char *path)
@@ -171,10 +198,10 @@ int kp_rma_forced(void)
 
 double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
 {
-    return kp_rma_cost_par(w->par, w->slot_bytes, m, kind, k, N);
+    return kp_rma_cost_par(w->par, w->slot_bytes, w->loadstore, m, kind, k, N);
 }
 
-double kp_rma_cost_par(const double *p, int64_t slot_bytes, int m, int kind, int64_t k, int64_t N)
+double kp_rma_cost_par(const double *p, int64_t slot_bytes, int loadstore, int m, int kind, int64_t k, int64_t N)
 {
     const double K = (double)k, B = (double)N;
     const double n = (double)((N + slot_bytes - 1) / slot_bytes);
@@ -183,6 +210,8 @@ double kp_rma_cost_par(const double *p, int64_t slot_bytes, int m, int kind, int
     const double tn = acc ? p[KP_RP_TNA] : p[KP_RP_TN];
     switch (m) {
     case KP_M_DIRECT:
+        if (loadstore && !acc)
+            return p[KP_RP_TL0] + (K - 1) * p[KP_RP_TLS] + p[KP_RP_TLN] * B;
         return acc ? p[KP_RP_TA0] + (K - 1) * p[KP_RP_TSA] + tn * B : p[KP_RP_T0] + (K - 1) * p[KP_RP_TS] + tn * B;
     case KP_M_DATATYPE:
         return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B + p[KP_RP_TDNB] * beyond

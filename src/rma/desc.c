@@ -152,9 +152,9 @@ static void copy_range(const kp_sd *sd, const kp_sd_side *side, char *layout, in
         if (n > len)
             n = len;
         if (pack)
-            memcpy(stream, layout + where + in, (size_t)n);
+            kp_copy(stream, layout + where + in, (size_t)n);
         else
-            memcpy(layout + where + in, stream, (size_t)n);
+            kp_copy(layout + where + in, stream, (size_t)n);
         stream += n;
         len -= n;
         in = 0;

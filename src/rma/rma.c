@@ -205,6 +205,10 @@ static int complete(struct kp_request_s *r, int test, int *done)
         /* then flush for remote completion (issue order) */
         __attribute__((fallthrough));
     case KP_M_DIRECT:
+        if (r->copied) { /* by load/store: complete when it returned */
+            *done = 1;
+            break;
+        }
         w->cnt.data_flushes++;
         if (MPI_Win_flush(r->target, w->win) != MPI_SUCCESS)
             return kp_error(KP_ERR_MPI, "strided: MPI_Win_flush(%d) failed", r->target);
@@ -284,7 +288,7 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
             free(r);
     } else {
         *reqp = r;
-        if (m != KP_M_PACK) {
+        if (m != KP_M_PACK && !r->copied) {
             win->outstanding++;
             r->counted = 1;
         }

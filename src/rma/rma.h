@@ -6,7 +6,8 @@
  *               (pure, no MPI; tests/unit/test_strided_desc.c)
  *   win.c       kport windows: the data window, the slot pool, fences,
  *               barriers, the helper thread
- *   direct.c    method "direct": one MPI operation per contiguous chunk
+ *   direct.c    method "direct": one MPI operation per contiguous chunk, or
+ *               one copy per chunk into or out of a shared window
  *   datatype.c  method "datatype": one MPI operation with derived datatypes
  *   pack.c      method "pack": bounce buffers, slot pool, progress agent
  *   auto.c      the cost model and the method choice, the "rma" parameters
@@ -20,6 +21,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #define KP_SD_MAXL KP_STRIDED_MAX_LEVELS
 #define KP_SD_LIMIT ((int64_t)1 << 62)
@@ -56,6 +58,24 @@ void kp_sd_unpack_range(const kp_sd *sd, const kp_sd_side *side, char *base, int
 int kp_sd_runs(const kp_sd *sd, const kp_sd_side *side, int64_t off, int64_t len,
                int (*fn)(int64_t where, int64_t soff, int64_t n, void *arg), void *arg);
 
+/* memcpy of non-overlapping bytes, around a slow path of glibc 2.36's
+ * memcpy on this machine's AMD EPYC: copies of 4 KiB-512 KiB whose
+ * destination lies 1-31 bytes past the source modulo 4096 (a malloc'd
+ * buffer, 16 bytes past a page, against a page-aligned window) run
+ * 8-26x slower (rep movsb; 64 KiB: 22 us against 1.3). Such copies go
+ * in pieces of 2 KiB, below glibc's rep movsb threshold (2.2 us).
+ * docs/PERFORMANCE.md, "Direct by load/store on one machine". */
+#define KP_COPY_PIECE 2048
+static inline void kp_copy(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (n > KP_COPY_PIECE && (((uintptr_t)d - (uintptr_t)s) & 4095) - 1 < 63)
+        for (; n > KP_COPY_PIECE; n -= KP_COPY_PIECE, d += KP_COPY_PIECE, s += KP_COPY_PIECE)
+            memcpy(d, s, KP_COPY_PIECE);
+    memcpy(d, s, n);
+}
+
 /* ---- the cost model's parameters (auto.c; "rma" in the parameter file) ---- */
 enum kp_rma_param {
     KP_RP_T0,   /* ns: a direct put/get's fixed cost (validation, flush) */
@@ -78,6 +98,9 @@ enum kp_rma_param {
     KP_RP_TPG,  /* ns per pack-method get slot (request, reply, its protocol) */
     KP_RP_TPGN, /* ns per byte of a pack-method get */
     KP_RP_TPC,  /* ns per chunk of a pack-method put or get, as its caller waits for it */
+    KP_RP_TL0,  /* ns: a direct put/get's fixed cost by load/store (shared windows) */
+    KP_RP_TLS,  /* ns per further chunk copied by load/store */
+    KP_RP_TLN,  /* ns per byte copied by load/store */
     KP_RP_COUNT
 };
 extern const char *const kp_rma_param_names[KP_RP_COUNT];
@@ -111,6 +134,11 @@ struct kp_win_s {
     MPI_Win win;     /* the data */
     int own_win;     /* kport allocated it */
     char *base;      /* local base of the data window */
+    /* the data window is an MPI_Win_allocate_shared one (unified model):
+     * peer[r] is rank r's window memory mapped here, and direct puts and
+     * gets copy by load/store (win.c, direct.c); NULL otherwise */
+    char **peer;
+    int loadstore;   /* direct puts and gets use peer[] (0: MPI operations) */
     MPI_Aint *sizes; /* [P] every rank's window size */
     /* the slot pool: a window of its own. Layout: control words (reserve
      * counter, then per slot: turn, ready), then nslots slots of
@@ -183,6 +211,7 @@ struct kp_request_s {
     kp_win win;
     int kind, method, target;
     int done, counted;
+    int copied;              /* direct by load/store: complete when started */
     void *tmp;               /* scaled accumulate data (direct, datatype) */
     MPI_Request mreq;        /* datatype: the request of MPI_Rput / MPI_Rget */
     /* pack get state */
@@ -230,8 +259,10 @@ int kp_rma_choose(kp_win w, const kp_rma_op *op);
 const char *kp_rma_method_name(int m);
 /* the model's time (ns) of method m for k chunks, N bytes */
 double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N);
-/* the same from a parameter array (KP_RP_COUNT) and a slot size in bytes */
-double kp_rma_cost_par(const double *par, int64_t slot_bytes, int m, int kind, int64_t k, int64_t N);
+/* the same from a parameter array (KP_RP_COUNT), a slot size in bytes and
+ * whether direct puts and gets copy by load/store (tl0, tls, tln) */
+double kp_rma_cost_par(const double *par, int64_t slot_bytes, int loadstore, int m, int kind, int64_t k,
+                       int64_t N);
 int kp_rma_method_parse(const char *s);
 /* the forced method (kp_strided_set_method / KPORT_STRIDED_METHOD) or KP_M_AUTO */
 int kp_rma_forced(void);

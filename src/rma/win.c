@@ -1,6 +1,6 @@
 /*
  * kport windows for strided one-sided transfers: the data window (kport's
- * own from MPI_Win_allocate, or the user's), the slot pool of the pack
+ * own, or the user's), the slot pool of the pack
  * method (a window of its own), passive-target epochs (MPI_Win_lock_all
  * for the window's life), fences, barriers and the helper thread.
  *
@@ -14,6 +14,15 @@
  *   ctrl_bytes + s * (KP_SLOT_HDR + slot_bytes)   slot s: header, data
  * Control words are changed only with MPI atomics (MPI_Fetch_and_op on
  * MPI_INT64_T) and flushed; see pack.c for the protocol.
+ *
+ * kport's data window: MPI_Win_allocate_shared (info alloc_shared_noncontig)
+ * when every rank of the communicator is on one machine, else
+ * MPI_Win_allocate; KPORT_STRIDED_SHARED=0 keeps MPI_Win_allocate. On a
+ * shared window in the unified memory model (kport's, or the program's own
+ * from MPI_Win_allocate_shared) every rank maps every other rank's memory
+ * (MPI_Win_shared_query) and the direct method's puts and gets copy by
+ * load/store (direct.c); everything else goes through MPI operations as on
+ * any window.
  */
 #include "rma/rma.h"
 
@@ -39,6 +48,7 @@ static void win_release(kp_win w)
             MPI_Win_free(&w->win);
     }
     kp_datatype_cache_free(w);
+    free(w->peer);
     free(w->sizes);
     free(w->bounce[0]);
     free(w->bounce[1]);
@@ -53,18 +63,23 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     int rc = KP_SUCCESS;
     int slots = kp_env_int("KPORT_STRIDED_SLOTS", 8, 1, 1 << 16);
     int slot_kb = kp_env_int("KPORT_STRIDED_SLOT_KB", 64, 0, 1 << 20);
+    int shenv = kp_env_int("KPORT_STRIDED_SHARED", 1, 0, 1);
     if (slots < 0 || slot_kb < 0)
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SLOTS must be 1..65536 and KPORT_STRIDED_SLOT_KB 0..1048576 "
                                       "(0: 64-byte slots, for tests)");
+    if (shenv < 0)
+        return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SHARED=\"%s\": expected 0 or 1",
+                        getenv("KPORT_STRIDED_SHARED"));
     w->nslots = slots;
     w->slot_bytes = slot_kb ? (int64_t)slot_kb * 1024 : 64;
     w->ctrl_bytes = (64 + (MPI_Aint)slots * 16 + 63) / 64 * 64;
     /* the same on every rank, or the protocol breaks */
-    int mine[2] = {slots, slot_kb}, lo[2], hi[2];
-    MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, w->comm);
-    MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, w->comm);
-    if (lo[0] != hi[0] || lo[1] != hi[1])
-        return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SLOTS / KPORT_STRIDED_SLOT_KB differ between ranks");
+    int mine[3] = {slots, slot_kb, shenv}, lo[3], hi[3];
+    MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, w->comm);
+    MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, w->comm);
+    if (lo[0] != hi[0] || lo[1] != hi[1] || lo[2] != hi[2])
+        return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SLOTS / KPORT_STRIDED_SLOT_KB / KPORT_STRIDED_SHARED differ "
+                                      "between ranks");
     w->sizes = malloc(sizeof(MPI_Aint) * (size_t)w->P);
     w->pack_pending = calloc((size_t)w->P, sizeof(int64_t));
     size_t bb = KP_SLOT_HDR + (size_t)w->slot_bytes;
@@ -100,6 +115,26 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         MPI_Comm_free(&node);
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         w->oversub = ncpu > 0 && nlocal > ncpu;
+    }
+    {
+        /* load/store on a shared window in the unified model */
+        int *flavor = NULL, *model = NULL, f1 = 0, f2 = 0;
+        MPI_Win_get_attr(w->win, MPI_WIN_CREATE_FLAVOR, &flavor, &f1);
+        MPI_Win_get_attr(w->win, MPI_WIN_MODEL, &model, &f2);
+        if (f1 && f2 && *flavor == MPI_WIN_FLAVOR_SHARED && *model == MPI_WIN_UNIFIED && shenv == 1) {
+            w->peer = malloc(sizeof(char *) * (size_t)w->P);
+            if (!w->peer)
+                return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
+            for (int r = 0; r < w->P; r++) {
+                MPI_Aint sz = 0;
+                int unit = 0;
+                void *b = NULL;
+                if (MPI_Win_shared_query(w->win, r, &sz, &unit, &b) != MPI_SUCCESS)
+                    return kp_error(KP_ERR_MPI, "strided window: MPI_Win_shared_query(%d) failed", r);
+                w->peer[r] = b;
+            }
+            w->loadstore = 1;
+        }
     }
     MPI_Win_sync(w->pool);
     MPI_Barrier(w->comm);
@@ -146,10 +181,38 @@ int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
     if (rc)
         return rc;
     w->own_win = 1;
-    if (MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win) != MPI_SUCCESS) {
+    /* shared when every rank is on this machine and KPORT_STRIDED_SHARED is
+     * not 0 on any rank (all must call the same allocation) */
+    int want = kp_env_int("KPORT_STRIDED_SHARED", 1, 0, 1);
+    if (want > 0) {
+        MPI_Comm node;
+        int nlocal = 0;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &nlocal);
+        MPI_Comm_free(&node);
+        want = nlocal == w->P;
+    }
+    int shared = 0;
+    MPI_Allreduce(&want, &shared, 1, MPI_INT, MPI_MIN, comm);
+    if (shared < 0) {
+        win_release(w);
+        return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SHARED must be 0 or 1 (on some rank it is not)");
+    }
+    int mrc;
+    if (shared) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+        mrc = MPI_Win_allocate_shared(bytes, 1, info, comm, &w->base, &w->win);
+        MPI_Info_free(&info);
+    } else {
+        mrc = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
+    }
+    if (mrc != MPI_SUCCESS) {
         w->win = MPI_WIN_NULL;
         win_release(w);
-        return kp_error(KP_ERR_MPI, "kp_win_create: MPI_Win_allocate(%lld bytes) failed", (long long)bytes);
+        return kp_error(KP_ERR_MPI, "kp_win_create: %s(%lld bytes) failed",
+                        shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes);
     }
     rc = win_setup(w, bytes);
     if (rc) {

@@ -4,8 +4,8 @@
  * with a reference computed locally by plain nested loops (not kport's
  * descriptor code).
  *
- *   test_strided [--methods direct,datatype,pack,auto] [--user-window]
- *                [--thread] [--quick]
+ *   test_strided [--methods direct,datatype,pack,auto]
+ *                [--user-window | --user-shared] [--thread] [--quick]
  *
  * Per method (forced with kp_strided_set_method):
  *   put   rank r puts a section of its source to rank r+1 (mod P): shapes of
@@ -22,11 +22,17 @@
  *   bad   descriptors refused with the expected code and a message, and
  *         every window unchanged afterwards;
  *   counters  the MPI calls per call (kp_strided_counters): one flush per
- *         blocking direct / datatype call, no lock, none by barriers;
+ *         blocking direct / datatype call, no lock, none by barriers; on a
+ *         shared window direct puts and gets are copies (no MPI operation,
+ *         no flush), accumulates MPI operations;
  *   params  KPORT_PARAMS' "rma" object steers auto (packing made free:
  *         auto packs) and a negative field is refused by kp_win_create.
  * --user-window: the window is the program's own (MPI_Win_create over
- * malloc'd memory) wrapped with kp_win_from_mpi.
+ * malloc'd memory) wrapped with kp_win_from_mpi; --user-shared: the
+ * program's own from MPI_Win_allocate_shared (direct by load/store).
+ * kport's own window (kp_win_create) is shared, and direct copies by
+ * load/store, when every rank is on this machine, unless
+ * KPORT_STRIDED_SHARED=0 (the ctest runs one such).
  * --thread: MPI_THREAD_MULTIPLE and the helper thread; the targets sit in a
  * plain MPI_Barrier while origins fence their pack writes (only the helper
  * thread can unpack them).
@@ -42,6 +48,7 @@ static int rank, P;
 static kp_win win;
 static unsigned char *wbase;
 static int quick;
+static int loadstore; /* direct puts and gets expected by load/store */
 
 typedef struct shape {
     int levels;
@@ -61,6 +68,15 @@ static const shape shapes[] = {
     {1, {1000, 9}, 24, 40, 9},
     {2, {24, 50, 6}, 8, 0, 64},
     {1, {4096, 20}, 0, 8, 33},
+    /* the load/store direct's inline rows (1-256 bytes: each branch of
+     * copy_small, 16-byte moves with an overlapping last one) and rows
+     * above kp_copy's 2 KiB pieces */
+    {2, {4, 6, 3}, 4, 4, 3},
+    {1, {16, 40}, 16, 0, 1},
+    {2, {33, 5, 4}, 1, 32, 8},
+    {1, {256, 7}, 3, 0, 5},
+    {1, {257, 3}, 0, 1, 0},
+    {1, {5000, 6}, 24, 40, 17},
     {1, {0, 5}, 1, 1, 0},
     {2, {5, 0, 3}, 1, 1, 0},
     {1, {6, 1}, 0, 0, 2}, /* count[1] = 1: the stride does not matter */
@@ -488,12 +504,17 @@ static void test_counters(int tag)
         rc |= kp_acc_strided(KP_ACC_DOUBLE, &one, src, st, 8192, st, count, 2, target, win);
         kp_strided_counters c;
         kp_strided_counters_get(win, &c);
-        const long long ops = mi == 0 ? 3LL * K1 * K2 : 3;
-        kt_expect(rc == KP_SUCCESS && c.calls == 3 && c.data_ops == ops && c.data_flushes == 3 && c.locks == 0 &&
-                      c.pool_ops == 0 && c.pool_flushes == 0,
-                  "%s: put+get+acc of %d chunks: calls %lld, data ops %lld (want %lld), data flushes %lld (want 3), "
-                  "locks %lld, pool ops %lld (want 0)",
-                  ms[mi], K1 * K2, c.calls, c.data_ops, ops, c.data_flushes, c.locks, c.pool_ops);
+        /* direct by load/store: the put and the get are copies, only the
+         * accumulate is MPI operations (and a flush) */
+        const int ls = mi == 0 && loadstore;
+        const long long ops = mi == 0 ? (ls ? 1LL : 3LL) * K1 * K2 : 3, flushes = ls ? 1 : 3,
+                        copies = ls ? 2LL * K1 * K2 : 0;
+        kt_expect(rc == KP_SUCCESS && c.calls == 3 && c.data_ops == ops && c.data_flushes == flushes &&
+                      c.shm_chunks == copies && c.locks == 0 && c.pool_ops == 0 && c.pool_flushes == 0,
+                  "%s: put+get+acc of %d chunks: calls %lld, data ops %lld (want %lld), data flushes %lld (want %lld), "
+                  "chunks copied %lld (want %lld), locks %lld, pool ops %lld (want 0)",
+                  ms[mi], K1 * K2, c.calls, c.data_ops, ops, c.data_flushes, flushes, c.shm_chunks, copies, c.locks,
+                  c.pool_ops);
         /* a halo-like step, ten times: two face puts per neighbour, a barrier */
         kp_win_barrier(win);
         kp_strided_counters_reset(win);
@@ -503,9 +524,11 @@ static void test_counters(int tag)
             rc |= kp_win_barrier(win);
         }
         kp_strided_counters_get(win, &c);
-        kt_expect(rc == KP_SUCCESS && c.calls == 20 && c.data_flushes == 20 && c.locks == 0 && c.pool_ops == 0,
-                  "%s: 10 steps of 2 puts + barrier: calls %lld, data flushes %lld (want 20), locks %lld, pool ops %lld",
-                  ms[mi], c.calls, c.data_flushes, c.locks, c.pool_ops);
+        kt_expect(rc == KP_SUCCESS && c.calls == 20 && c.data_flushes == (ls ? 0 : 20) &&
+                      c.shm_chunks == (ls ? 20LL * K1 * K2 : 0) && c.locks == 0 && c.pool_ops == 0,
+                  "%s: 10 steps of 2 puts + barrier: calls %lld, data flushes %lld (want %d), chunks copied %lld, "
+                  "locks %lld, pool ops %lld",
+                  ms[mi], c.calls, c.data_flushes, ls ? 0 : 20, c.shm_chunks, c.locks, c.pool_ops);
     }
     /* pack: one slot's piece costs a reservation, the slot's put, its ready
      * word and the turn poll(s); never the data window, never a lock */
@@ -578,6 +601,25 @@ static void test_params(void)
     rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
     kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tpc"),
               "rma.tpc = \"fast\" accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
+    f = fopen(path, "w");
+    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"tl0\": 150, \"tln\": -0.5}}\n");
+    fclose(f);
+    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
+    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tln"),
+              "rma.tln = -0.5 accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
+    /* KPORT_STRIDED_SHARED is 0 or 1 */
+    unsetenv("KPORT_PARAMS");
+    const char *she = getenv("KPORT_STRIDED_SHARED");
+    char *keepsh = she ? strdup(she) : NULL;
+    setenv("KPORT_STRIDED_SHARED", "yes", 1);
+    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
+    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "KPORT_STRIDED_SHARED"),
+              "KPORT_STRIDED_SHARED=yes accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
+    if (keepsh)
+        setenv("KPORT_STRIDED_SHARED", keepsh, 1);
+    else
+        unsetenv("KPORT_STRIDED_SHARED");
+    free(keepsh);
     if (keep)
         setenv("KPORT_PARAMS", keep, 1);
     else
@@ -595,6 +637,8 @@ int main(int argc, char **argv)
             thread = 1;
         else if (!strcmp(argv[i], "--user-window"))
             user = 1;
+        else if (!strcmp(argv[i], "--user-shared"))
+            user = 2;
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "--methods") && i + 1 < argc)
@@ -613,15 +657,24 @@ int main(int argc, char **argv)
     MPI_Win uwin = MPI_WIN_NULL;
     unsigned char *umem = NULL;
     int rc;
-    if (user) {
+    const char *she = getenv("KPORT_STRIDED_SHARED");
+    const int shared_ok = !(she && !strcmp(she, "0")); /* every test rank is on this machine */
+    if (user == 1) {
         umem = malloc(WIN_BYTES);
         MPI_Win_create(umem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &uwin);
         rc = kp_win_from_mpi(uwin, MPI_COMM_WORLD, &win);
         wbase = umem;
+    } else if (user == 2) {
+        void *b;
+        MPI_Win_allocate_shared(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &b, &uwin);
+        rc = kp_win_from_mpi(uwin, MPI_COMM_WORLD, &win);
+        wbase = b;
+        loadstore = shared_ok;
     } else {
         void *b;
         rc = kp_win_create(WIN_BYTES, MPI_COMM_WORLD, &b, &win);
         wbase = b;
+        loadstore = shared_ok;
     }
     if (rc != KP_SUCCESS) {
         fprintf(stderr, "rank %d: window: %s\n", rank, kp_last_error());

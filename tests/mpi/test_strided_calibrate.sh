@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # kport-bench strided --calibrate at P = 2 writes the "rma" object into an
 # existing parameter file, keeping its other members, with every one of the
-# cost model's 20 fields a finite number >= 0, the two fixed costs and the
-# per-byte costs above 0, the datatype put's and the pack method's fits as
-# the printed timings give them; auto then runs under it (test_strided --quick with
-# KPORT_PARAMS pointing at the file, every byte compared).
+# cost model's fields a finite number >= 0 (23 on kport's shared window, the
+# load/store direct's tl0, tls, tln included; 20 with KPORT_STRIDED_SHARED=0,
+# an MPI_Win_allocate window), the fixed costs and the per-byte costs above
+# 0, the datatype put's, the pack method's and the load/store direct's fits
+# as the printed timings give them; auto then runs under it (test_strided
+# --quick with KPORT_PARAMS pointing at the file, every byte compared).
 #
 # usage: test_strided_calibrate.sh KPORT_BENCH TEST_STRIDED MPIEXEC [MPIEXEC_ARGS...]
 set -euo pipefail
@@ -17,19 +19,23 @@ shift 2
 fail() { echo "test_strided_calibrate: FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kport-strided-cal.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-printf '{"kport_params": 1, "call": {"fixed": 60, "skew": 160}, "rma": {"t0": 1}}\n' >"$tmp/p.json"
-"$@" -n 2 "$bench" strided --calibrate -o "$tmp/p.json" >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; fail "--calibrate failed"; }
-grep -q "wrote the \"rma\" object into" "$tmp/out" || { cat "$tmp/out" >&2; fail "no line saying the file was written"; }
-python3 - "$tmp/p.json" <<'PY' || fail "the written file"
+for sh in 1 0; do
+printf '{"kport_params": 1, "call": {"fixed": 60, "skew": 160}, "rma": {"t0": 1}}\n' >"$tmp/p$sh.json"
+KPORT_STRIDED_SHARED=$sh "$@" -n 2 "$bench" strided --calibrate -o "$tmp/p$sh.json" >"$tmp/out$sh" 2>&1 || { cat "$tmp/out$sh" >&2; fail "--calibrate failed"; }
+grep -q "wrote the \"rma\" object into" "$tmp/out$sh" || { cat "$tmp/out$sh" >&2; fail "no line saying the file was written"; }
+python3 - "$tmp/p$sh.json" "$sh" <<'PY' || fail "the written file"
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 assert d.get("kport_params") == 1 and d.get("call") == {"fixed": 60, "skew": 160}, "other members lost: %s" % d
 r = d["rma"]
 names = "t0 ts tn tm tc tp td0 td1 ta0 tsa tna tda0 tda1 tdn tdna tdnb tpn tpg tpgn tpc".split()
+shared = sys.argv[2] == "1"
+if shared:
+    names += ["tl0", "tls", "tln"]
 assert sorted(r) == sorted(names), "fields %s" % sorted(r)
 for k in names:
     assert isinstance(r[k], (int, float)) and math.isfinite(r[k]) and r[k] >= 0, "%s = %r" % (k, r[k])
-for k in "t0 td0 ta0 tda0 tn tna tdn tdna tp tpg".split():
+for k in "t0 td0 ta0 tda0 tn tna tdn tdna tp tpg".split() + (["tl0", "tln"] if shared else []):
     assert r[k] > 0, "%s = %r, a cost every call pays" % (k, r[k])
 assert r["t0"] != 1, "t0 still the file's old value"
 print("calibrated:", r)
@@ -37,11 +43,12 @@ PY
 # the fits, recomputed here from the printed timings (docs/PARAMETERS.md,
 # "rma"): the datatype put's three and the pack method's per byte and per
 # chunk, solved as the documentation says (slots of 64 KiB)
-python3 - "$tmp/out" "$tmp/p.json" <<'PY' || fail "the fitted values do not follow from the printed timings"
+python3 - "$tmp/out$sh" "$tmp/p$sh.json" "$sh" <<'PY' || fail "the fitted values do not follow from the printed timings"
 import json, sys
 line = next(l for l in open(sys.argv[1]) if l.startswith("# strided calibration"))
 raw = [float(x.rsplit(" ", 1)[1]) for x in line.split("): ", 1)[1].split(", ")]
-assert len(raw) == 20, "%d timings printed" % len(raw)
+shared = sys.argv[3] == "1"
+assert len(raw) == (23 if shared else 20), "%d timings printed" % len(raw)
 D1, P1, A1, A2, A3, G1, P2, G2, P3 = (raw[i] for i in (0, 5, 6, 7, 8, 16, 17, 18, 19))
 r = json.load(open(sys.argv[2]))["rma"]
 def near(name, want):
@@ -68,7 +75,18 @@ if a > 0 and b > 0:
     near("td1", a)
     near("tdn", b)
     near("td0", max(0.0, A1 - a - 16 * b))
-print("fits recomputed: tp %.0f tpc %.3f tpn %.5f tdn %.4f" % (tp, tpc, tpn, r["tdn"]))
+# the load/store direct: 1 x 8 B, 1 x 1 MiB, 4096 x 8 B
+if shared:
+    L1, L2, L3 = raw[20:23]
+    tln = (L2 - L1) / (1048576 - 8)
+    tls = (L3 - L1 - tln * (32768 - 8)) / 4095
+    if tln > 0 and tls > 0:
+        near("tln", tln)
+        near("tls", tls)
+        near("tl0", max(0.0, L1 - 8 * tln))
+print("fits recomputed: tp %.0f tpc %.3f tpn %.5f tdn %.4f%s" % (tp, tpc, tpn, r["tdn"],
+      " tl0 %.0f tls %.2f tln %.4f" % (r["tl0"], r["tls"], r["tln"]) if shared else ""))
 PY
-KPORT_PARAMS="$tmp/p.json" "$@" -n 2 "$strided" --quick --methods auto >"$tmp/run" 2>&1 || { cat "$tmp/run" >&2; fail "test_strided under the calibrated file"; }
+KPORT_STRIDED_SHARED=$sh KPORT_PARAMS="$tmp/p$sh.json" "$@" -n 2 "$strided" --quick --methods auto >"$tmp/run$sh" 2>&1 || { cat "$tmp/run$sh" >&2; fail "test_strided under the calibrated file"; }
+done
 echo "test_strided_calibrate: passed"

@@ -594,13 +594,15 @@ static void json_emit(FILE *f, const kp_json *v, int depth)
 /* the calibration's timings, in the order they are taken and printed */
 enum {
     R_D1, R_D2, R_D3, R_M1, R_M2, R_P1, R_A1, R_A2, R_A3, R_E1, R_E2, R_E3,
-    R_F1, R_F2, R_F3, R_F4, R_G1, R_P2, R_G2, R_P3, NRAW
+    R_F1, R_F2, R_F3, R_F4, R_G1, R_P2, R_G2, R_P3, R_L1, R_L2, R_L3, NRAW
 };
 static const char *const raw_labels[NRAW] = {
     "put direct 1x8 B", "1x1 MiB", "64x8 B", "local pack 1x1 MiB", "4096x8 B", "pack 1x8 B",
     "datatype 2x8 B", "4096x8 B", "256x1 KiB", "acc direct 1x8 B", "4x256 KiB", "64x8 B",
     "datatype 2x8 B", "4096x8 B", "512x256 B", "256x8 KiB", "pack get 1x8 B", "put 256x1 KiB",
-    "get 256x1 KiB", "put 4096x8 B"};
+    "get 256x1 KiB", "put 4096x8 B", "put load/store 1x8 B", "1x1 MiB", "4096x8 B"};
+/* timings taken on a shared window only (the last three) */
+#define NRAW_MPI R_L1
 
 /* One pass of the calibration: its timings (raw, ns). Each method's three
  * shapes lie where it competes (docs/PARAMETERS.md, "rma"). */
@@ -609,9 +611,12 @@ static void calibrate_measure(char *lbuf, char *stream, double *raw)
     /* direct put: 1 x 8 B, 1 x 1 MiB, 64 x 8 B (per operation where direct
      * competes, 2-128 chunks: an epoch of thousands costs MPICH 4.0 1.6x
      * more per operation, 165 against 105 ns) */
+    const int ls = win->loadstore; /* a shared window: MPI operations here, load/store below */
+    win->loadstore = 0;
     raw[R_D1] = time_op(OP_PUT, 0, 8, 1, lbuf);
     raw[R_D2] = time_op(OP_PUT, 0, 1 << 20, 1, lbuf);
     raw[R_D3] = time_op(OP_PUT, 0, 8, 64, lbuf);
+    win->loadstore = ls;
     raw[R_M1] = time_pack_local(1 << 20, 1, lbuf, stream);
     raw[R_M2] = time_pack_local(8, 4096, lbuf, stream);
     raw[R_P1] = time_op(OP_PUT, 2, 8, 1, lbuf);
@@ -648,6 +653,15 @@ static void calibrate_measure(char *lbuf, char *stream, double *raw)
     raw[R_P2] = time_op(OP_PUT, 2, 1024, 256, lbuf);
     raw[R_G2] = time_op(OP_GET, 2, 1024, 256, lbuf);
     raw[R_P3] = time_op(OP_PUT, 2, 8, 4096, lbuf);
+    /* direct by load/store (a shared window): 1 x 8 B, 1 x 1 MiB, 4096 x
+     * 8 B (a copy of 8 B costs a few ns: 64 of them would be lost in the
+     * fixed cost) */
+    raw[R_L1] = raw[R_L2] = raw[R_L3] = 0;
+    if (ls) {
+        raw[R_L1] = time_op(OP_PUT, 0, 8, 1, lbuf);
+        raw[R_L2] = time_op(OP_PUT, 0, 1 << 20, 1, lbuf);
+        raw[R_L3] = time_op(OP_PUT, 0, 8, 4096, lbuf);
+    }
 }
 
 /* The parameters from the timings: each method's three fitted exactly. */
@@ -673,7 +687,7 @@ static void calibrate_fit(const double *raw, double *par)
      * method's only) */
     par[KP_RP_TDNB] = 0;
     par[KP_RP_TDNB] =
-        fmax(0, (raw[R_F4] - kp_rma_cost_par(par, 1, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
+        fmax(0, (raw[R_F4] - kp_rma_cost_par(par, 1, 0, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
                     (2 * MiB - (double)KP_RMA_KNEE));
     par[KP_RP_TPG] = fmax(raw[R_G1], par[KP_RP_TP]);
     /* per byte and per chunk from the two pack puts (a pack put of 8 B
@@ -683,14 +697,18 @@ static void calibrate_fit(const double *raw, double *par)
      * 1 KiB with the same per-chunk cost */
     const int64_t pk = 256, pn = pk * 1024, ck = 4096, cn = ck * 8;
     par[KP_RP_TPN] = par[KP_RP_TPGN] = par[KP_RP_TPC] = 0;
-    const double r2 = raw[R_P2] - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_PUT, pk, pn),
-                 r3 = raw[R_P3] - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_PUT, ck, cn);
+    const double r2 = raw[R_P2] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_PUT, pk, pn),
+                 r3 = raw[R_P3] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_PUT, ck, cn);
     /* r2 = tpn * pn + tpc * pk, r3 = tpn * cn + tpc * ck */
     const double det = (double)pn * (double)ck - (double)cn * (double)pk;
     par[KP_RP_TPC] = fmax(0, ((double)pn * r3 - (double)cn * r2) / det);
     par[KP_RP_TPN] = fmax(0, (r2 - par[KP_RP_TPC] * (double)pk) / (double)pn);
     par[KP_RP_TPGN] =
-        fmax(0, (raw[R_G2] - kp_rma_cost_par(par, win->slot_bytes, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
+        fmax(0, (raw[R_G2] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
+    if (win->loadstore)
+        kb_fit_cost3((const double[]){1, 1, K}, (const double[]){8, MiB, 8 * K},
+                     (const double[]){raw[R_L1], raw[R_L2], raw[R_L3]}, &par[KP_RP_TL0], &par[KP_RP_TLS],
+                     &par[KP_RP_TLN]);
 }
 
 #define CAL_PASSES 5
@@ -724,12 +742,14 @@ static int calibrate(const opts *o)
     if (kb_rank == 0) {
         char rma[1024];
         int len = snprintf(rma, sizeof(rma), "{");
-        for (int i = 0; i < KP_RP_COUNT; i++)
+        /* tl0, tls, tln only where they were measured (a shared window) */
+        const int npar = win->loadstore ? KP_RP_COUNT : KP_RP_TL0;
+        for (int i = 0; i < npar; i++)
             len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
                             kp_rma_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
         printf("# strided calibration (ns, medians of %d passes):", CAL_PASSES);
-        for (int i = 0; i < NRAW; i++)
+        for (int i = 0; i < (win->loadstore ? NRAW : NRAW_MPI); i++)
             printf("%s %s %.0f", i ? "," : "", raw_labels[i], raw[i]);
         printf("\n\"rma\": %s\n", rma);
         if (o->out) {
