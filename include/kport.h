@@ -145,10 +145,15 @@ void kp_release_caches(void);
  * valid no-op. The same checks apply to every method.
  *
  * Windows. kp_win_create allocates `bytes` of window memory per rank
- * (MPI_Win_allocate, sizes may differ between ranks) and returns its local
- * base; kp_win_from_mpi wraps the user's own window (disp_unit 1, created
- * with MPI_Win_create or MPI_Win_allocate[_shared]; dynamic windows are
- * refused with KP_ERR_UNSUPPORTED). Both are collective over comm. kport
+ * (sizes may differ between ranks) and returns its local base: with
+ * MPI_Win_allocate_shared when every rank of comm is on one machine (then
+ * the direct method's puts and gets are copies by load/store into the
+ * peers' memory, complete at the target when they return; see "Methods"),
+ * else, or with KPORT_STRIDED_SHARED=0 (read at kp_win_create, the same on
+ * every rank), MPI_Win_allocate. kp_win_from_mpi wraps the user's own
+ * window (disp_unit 1, created with MPI_Win_create or
+ * MPI_Win_allocate[_shared], the latter used by load/store as kport's
+ * own; dynamic windows are refused with KP_ERR_UNSUPPORTED). Both are collective over comm. kport
  * uses passive target only: it opens MPI_Win_lock_all on the window when
  * it wraps or creates it and closes it in kp_win_free, so the program must
  * not start epochs of its own on that window in between. Each kport window
@@ -172,7 +177,9 @@ void kp_release_caches(void);
  *
  * Methods (each documented at the head of its file, the files of src/rma):
  *   direct    one MPI_Put / MPI_Get / MPI_Accumulate per contiguous chunk,
- *             all completed together by one flush;
+ *             all completed together by one flush; on a shared window
+ *             (above) puts and gets copy each chunk by load/store between
+ *             two MPI_Win_sync instead (no MPI operation, no flush);
  *   datatype  one MPI operation with a derived datatype describing the
  *             section on each side (the network walks the descriptor); the
  *             committed types of recent layouts are cached per window;
@@ -183,7 +190,7 @@ void kp_release_caches(void);
  *             progress agent unpacks them. A get asks the target to pack
  *             into its slots and reads them back;
  *   auto      (default) the cheapest by the cost model T_direct = t0 +
- *             (k-1)*ts + tn*N, T_pack = n*tp + tpn*N + tpc*k (a get
+ *             (k-1)*ts + tn*N (by load/store tl0 + (k-1)*tls + tln*N), T_pack = n*tp + tpn*N + tpc*k (a get
  *             has its own tpg, tpgn), T_datatype = td0 +
  *             (k-1)*td1 + tdn*N, accumulate with its own costs; parameters from the "rma" object of the
  *             parameter file named by KPORT_PARAMS (docs/PARAMETERS.md,
