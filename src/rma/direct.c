@@ -35,6 +35,22 @@
 
 #define PART ((int64_t)1 << 30)
 
+/* the odometer over both sides' offsets, from level `from` up: the next
+ * chunk (from = 1) or the next row of chunks (from = 2) */
+static inline void next_chunk(const kp_rma_op *op, int from, int64_t *idx, int64_t *loff, int64_t *roff)
+{
+    for (int i = from; i <= op->sd.levels; i++) {
+        if (++idx[i] < op->sd.count[i]) {
+            *loff += op->lside.stride[i - 1];
+            *roff += op->rside.stride[i - 1];
+            return;
+        }
+        *loff -= (op->sd.count[i] - 1) * op->lside.stride[i - 1];
+        *roff -= (op->sd.count[i] - 1) * op->rside.stride[i - 1];
+        idx[i] = 0;
+    }
+}
+
 /* n <= KP_SMALL_ROW bytes from s to d (not overlapping) without a call:
  * 16-byte moves and one overlapping last move, or two overlapping moves of
  * 8, 4 or 1 bytes (a call to memcpy per 8-byte row cost 4.5 ns a chunk,
@@ -115,16 +131,7 @@ static int copy_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
             copy_rows(rbase + roff, lbase + loff, c0, rows, rs1, ls1, self);
         else
             copy_rows(lbase + loff, rbase + roff, c0, rows, ls1, rs1, self);
-        for (int i = 2; i <= sd->levels; i++) {
-            if (++idx[i] < sd->count[i]) {
-                loff += op->lside.stride[i - 1];
-                roff += op->rside.stride[i - 1];
-                break;
-            }
-            loff -= (sd->count[i] - 1) * op->lside.stride[i - 1];
-            roff -= (sd->count[i] - 1) * op->rside.stride[i - 1];
-            idx[i] = 0;
-        }
+        next_chunk(op, 2, idx, &loff, &roff);
     }
     MPI_Win_sync(w->win);
     w->cnt.shm_chunks += sd->nchunks;
@@ -174,16 +181,7 @@ int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
                                 (long long)c, T);
             done += part;
         }
-        for (int i = 1; i <= sd->levels; i++) { /* odometer over both sides */
-            if (++idx[i] < sd->count[i]) {
-                loff += op->lside.stride[i - 1];
-                roff += op->rside.stride[i - 1];
-                break;
-            }
-            loff -= (sd->count[i] - 1) * op->lside.stride[i - 1];
-            roff -= (sd->count[i] - 1) * op->rside.stride[i - 1];
-            idx[i] = 0;
-        }
+        next_chunk(op, 1, idx, &loff, &roff);
     }
     req->done = 0; /* completed by a flush (kp_wait) */
     return KP_SUCCESS;

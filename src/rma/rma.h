@@ -164,6 +164,7 @@ struct kp_win_s {
         int kind, method;
     } memo[4];
     unsigned memo_next;
+    int nlocal;  /* ranks of the communicator on this machine */
     int oversub; /* more ranks on this machine than cores: yield when waiting */
     int pool_unified; /* the pool window's memory model is MPI_WIN_UNIFIED */
     /* committed datatypes of recent layouts (datatype.c): a repeated

@@ -108,13 +108,8 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         w->pool_unified = flag && model && *model == MPI_WIN_UNIFIED;
     }
     {
-        MPI_Comm node;
-        int nlocal = 1;
-        MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        MPI_Comm_size(node, &nlocal);
-        MPI_Comm_free(&node);
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        w->oversub = ncpu > 0 && nlocal > ncpu;
+        w->oversub = ncpu > 0 && w->nlocal > ncpu;
     }
     {
         /* load/store on a shared window in the unified model */
@@ -165,6 +160,12 @@ static int win_new(MPI_Comm comm, kp_win *out)
     pthread_mutex_init(&w->lock, NULL);
     MPI_Comm_rank(comm, &w->rank);
     MPI_Comm_size(comm, &w->P);
+    { /* collective, as both callers are */
+        MPI_Comm node;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &w->nlocal);
+        MPI_Comm_free(&node);
+    }
     *out = w;
     return KP_SUCCESS;
 }
@@ -184,14 +185,8 @@ int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
     /* shared when every rank is on this machine and KPORT_STRIDED_SHARED is
      * not 0 on any rank (all must call the same allocation) */
     int want = kp_env_int("KPORT_STRIDED_SHARED", 1, 0, 1);
-    if (want > 0) {
-        MPI_Comm node;
-        int nlocal = 0;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-        MPI_Comm_size(node, &nlocal);
-        MPI_Comm_free(&node);
-        want = nlocal == w->P;
-    }
+    if (want > 0)
+        want = w->nlocal == w->P;
     int shared = 0;
     MPI_Allreduce(&want, &shared, 1, MPI_INT, MPI_MIN, comm);
     if (shared < 0) {
