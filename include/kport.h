@@ -178,8 +178,9 @@ void kp_release_caches(void);
  * Methods (each documented at the head of its file, the files of src/rma):
  *   direct    one MPI_Put / MPI_Get / MPI_Accumulate per contiguous chunk,
  *             all completed together by one flush; on a shared window
- *             (above) puts and gets copy each chunk by load/store between
- *             two MPI_Win_sync instead (no MPI operation, no flush);
+ *             (above) puts and gets copy each chunk, and accumulates add
+ *             into it, by load/store between two MPI_Win_sync instead (no
+ *             MPI operation, no flush);
  *   datatype  one MPI operation with a derived datatype describing the
  *             section on each side (the network walks the descriptor); the
  *             committed types of recent layouts are cached per window;
@@ -190,7 +191,8 @@ void kp_release_caches(void);
  *             progress agent unpacks them. A get asks the target to pack
  *             into its slots and reads them back;
  *   auto      (default) the cheapest by the cost model T_direct = t0 +
- *             (k-1)*ts + tn*N (by load/store tl0 + (k-1)*tls + tln*N), T_pack = n*tp + tpn*N + tpc*k (a get
+ *             (k-1)*ts + tn*N (by load/store tl0 + (k-1)*tls + tln*N,
+ *             an accumulate tla0 + (k-1)*tlas + tlan*N), T_pack = n*tp + tpn*N + tpc*k (a get
  *             has its own tpg, tpgn), T_datatype = td0 +
  *             (k-1)*td1 + tdn*N, accumulate with its own costs; parameters from the "rma" object of the
  *             parameter file named by KPORT_PARAMS (docs/PARAMETERS.md,
@@ -211,10 +213,16 @@ void kp_release_caches(void);
  * helper thread).
  *
  * Accumulate: target += scale * source, element-wise, for int, long, float
- * and double. Every method applies it with MPI_Accumulate (MPI_SUM), the
- * pack method from the target's own agent into its own window, so
- * concurrent accumulates from any origins and methods to the same elements
- * are element-wise atomic, as MPI guarantees.
+ * and double (integers wrap around on overflow). Concurrent accumulates
+ * from any origins and methods to the same elements are element-wise
+ * atomic. Every method applies it with MPI_Accumulate (MPI_SUM), the pack
+ * method from the target's own agent into its own window, except on a
+ * shared window: there every kport accumulate into a rank runs under that
+ * rank's accumulate lock (kport's own, in shared memory), the direct
+ * method's by load/store, the others' MPI operations completed inside it.
+ * kport's accumulates are then atomic with each other, not with the
+ * program's own MPI_Accumulate calls to the same elements at the same
+ * time (separate them with a barrier, or set KPORT_STRIDED_SHARED=0).
  *
  * Threads: as the collectives (one thread calls kport at a time), plus the
  * optional helper thread, which kport serialises with the caller.
@@ -280,7 +288,8 @@ typedef struct kp_strided_counters {
     long long locks;        /* MPI_Win_lock / lock_all / unlock / unlock_all */
     long long polls;        /* rounds of a waiting loop (a poll found nothing) */
     long long yields;       /* of which gave the CPU away (sched_yield) */
-    long long shm_chunks;   /* chunks a direct put or get copied by load/store (shared window) */
+    long long shm_chunks;   /* chunks a direct put, get or accumulate did by load/store (shared window) */
+    long long acc_locks;    /* kport's accumulate lock taken (shared window: every accumulate, any method) */
 } kp_strided_counters;
 int kp_strided_counters_get(kp_win win, kp_strided_counters *out);
 int kp_strided_counters_reset(kp_win win);

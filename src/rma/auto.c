@@ -36,7 +36,10 @@
  * applies one accumulate per run at the target (k * tsa), and its pack
  * cost keeps the paper's form, n * tp + tna * N + 2 * (tm * N + tc * k).
  * A datatype accumulate pays tdnb more per byte beyond KP_RMA_KNEE
- * (rma.h).
+ * (rma.h). On a shared window the direct method's puts and gets are
+ * copies (tl0, tls, tln) and its accumulates adds under the target's
+ * accumulate lock (tla0, tlas, tlan; the pack agent's adds per run and
+ * per byte the same).
  *
  * The parameters come from the "rma" object of the parameter file named by
  * KPORT_PARAMS (docs/PARAMETERS.md; written by kport-bench strided
@@ -73,7 +76,8 @@ int kp_rma_method_parse(const char *s)
 
 const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
                                                       "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb",
-                                                      "tpn", "tpg", "tpgn", "tpc", "tl0", "tls", "tln"};
+                                                      "tpn", "tpg", "tpgn", "tpc", "tl0", "tls", "tln",
+                                                      "tla0", "tlas", "tlan"};
 
 void kp_rma_params_default(kp_win w)
 {
@@ -89,7 +93,8 @@ void kp_rma_params_default(kp_win w)
      * MPI_Win_create, `shd` for shared windows (kp_win_create on one
      * machine; PERFORMANCE.md, "Direct by load/store on one machine"); the
      * tl0, tls, tln of `def` are `shd`'s, read only when a shared window's
-     * load/store is used */
+     * load/store is used; tla0, tlas, tlan (the accumulate by load/store)
+     * the median of five calibrations of session 26 */
 #ifdef MPICH_VERSION /* MPICH 4.0 */
     static const double def[KP_RP_COUNT] = {
         [KP_RP_T0] = 872,   [KP_RP_TS] = 126,  [KP_RP_TN] = 0.0503, [KP_RP_TM] = 0.0375,
@@ -98,6 +103,7 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TDA1] = 13.5, [KP_RP_TDN] = 0.864, [KP_RP_TDNA] = 0.210, [KP_RP_TDNB] = 1.24,
         [KP_RP_TPN] = 0.0774, [KP_RP_TPG] = 6222, [KP_RP_TPGN] = 0.0700, [KP_RP_TPC] = 7.09,
         [KP_RP_TL0] = 170,  [KP_RP_TLS] = 1.4, [KP_RP_TLN] = 0.0337,
+        [KP_RP_TLA0] = 171, [KP_RP_TLAS] = 1.51, [KP_RP_TLAN] = 0.0336,
     };
     /* a shared window (MPI_Win_allocate_shared; direct puts and gets by
      * load/store): the median of five calibrations of session 25 */
@@ -108,6 +114,7 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TDA1] = 14.4, [KP_RP_TDN] = 0.742, [KP_RP_TDNA] = 0.536, [KP_RP_TDNB] = 1.43,
         [KP_RP_TPN] = 0.0799, [KP_RP_TPG] = 5810, [KP_RP_TPGN] = 0.087, [KP_RP_TPC] = 10,
         [KP_RP_TL0] = 170,  [KP_RP_TLS] = 1.4, [KP_RP_TLN] = 0.0337,
+        [KP_RP_TLA0] = 171, [KP_RP_TLAS] = 1.51, [KP_RP_TLAN] = 0.0336,
     };
 #else /* Open MPI 4.1 (osc/rdma over vader: MPI_Win_allocate, MPI_Win_create) */
     static const double def[KP_RP_COUNT] = {
@@ -117,6 +124,7 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TDA1] = 12.9, [KP_RP_TDN] = 0.0240, [KP_RP_TDNA] = 0.0513, [KP_RP_TDNB] = 0.0219,
         [KP_RP_TPN] = 0.0427, [KP_RP_TPG] = 1302, [KP_RP_TPGN] = 0.0357, [KP_RP_TPC] = 6.46,
         [KP_RP_TL0] = 160,  [KP_RP_TLS] = 1.41, [KP_RP_TLN] = 0.0276,
+        [KP_RP_TLA0] = 170, [KP_RP_TLAS] = 1.39, [KP_RP_TLAN] = 0.0365,
     };
     /* a shared window: osc/sm instead of osc/rdma, direct puts and gets by
      * load/store; the median of five calibrations of session 25 */
@@ -127,6 +135,7 @@ void kp_rma_params_default(kp_win w)
         [KP_RP_TDA1] = 12.7, [KP_RP_TDN] = 0.0243, [KP_RP_TDNA] = 0.0445, [KP_RP_TDNB] = 0.0179,
         [KP_RP_TPN] = 0.047, [KP_RP_TPG] = 1200, [KP_RP_TPGN] = 0.0394, [KP_RP_TPC] = 9.82,
         [KP_RP_TL0] = 160,  [KP_RP_TLS] = 1.41, [KP_RP_TLN] = 0.0276,
+        [KP_RP_TLA0] = 170, [KP_RP_TLAS] = 1.39, [KP_RP_TLAN] = 0.0365,
     };
 #endif
     memcpy(w->par, w->loadstore ? shd : def, sizeof(def));
@@ -207,11 +216,12 @@ double kp_rma_cost_par(const double *p, int64_t slot_bytes, int loadstore, int m
     const double n = (double)((N + slot_bytes - 1) / slot_bytes);
     const double beyond = N > KP_RMA_KNEE ? (double)(N - KP_RMA_KNEE) : 0;
     const int acc = kind == KP_RMA_ACC;
-    const double tn = acc ? p[KP_RP_TNA] : p[KP_RP_TN];
+    const double tn = acc ? (loadstore ? p[KP_RP_TLAN] : p[KP_RP_TNA]) : p[KP_RP_TN];
     switch (m) {
     case KP_M_DIRECT:
-        if (loadstore && !acc)
-            return p[KP_RP_TL0] + (K - 1) * p[KP_RP_TLS] + p[KP_RP_TLN] * B;
+        if (loadstore)
+            return acc ? p[KP_RP_TLA0] + (K - 1) * p[KP_RP_TLAS] + tn * B
+                       : p[KP_RP_TL0] + (K - 1) * p[KP_RP_TLS] + p[KP_RP_TLN] * B;
         return acc ? p[KP_RP_TA0] + (K - 1) * p[KP_RP_TSA] + tn * B : p[KP_RP_T0] + (K - 1) * p[KP_RP_TS] + tn * B;
     case KP_M_DATATYPE:
         return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B + p[KP_RP_TDNB] * beyond
@@ -221,7 +231,10 @@ double kp_rma_cost_par(const double *p, int64_t slot_bytes, int loadstore, int m
             return n * p[KP_RP_TP] + p[KP_RP_TPN] * B + p[KP_RP_TPC] * K;
         if (kind == KP_RMA_GET)
             return n * p[KP_RP_TPG] + p[KP_RP_TPGN] * B + p[KP_RP_TPC] * K;
-        return n * p[KP_RP_TP] + tn * B + 2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) + K * p[KP_RP_TSA];
+        /* the agent's accumulate per run: an MPI_Accumulate, or (shared
+         * window) a row added by load/store */
+        return n * p[KP_RP_TP] + tn * B + 2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) +
+               K * (loadstore ? p[KP_RP_TLAS] : p[KP_RP_TSA]);
     }
 }
 

@@ -4,7 +4,9 @@
  * MPI_Type_create_hvector over a contiguous row), the paper's NIC-based
  * method as today's MPI expresses it: the whole descriptor goes to the MPI
  * library (and, on RDMA networks that support it, to the network), which
- * walks it. Completion: MPI_Rput / MPI_Rget / MPI_Raccumulate's request.
+ * walks it. Completion: MPI_Rput / MPI_Rget / MPI_Raccumulate's request;
+ * on a shared window an accumulate is MPI_Accumulate and its flush under
+ * the target's accumulate lock (win.c), complete when it returns.
  *
  * Cost: T_datatype = td0 + td1 * k + tdn * N: a fixed cost (one operation
  * and its request) plus what the library spends per chunk walking the
@@ -138,9 +140,18 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
             e = MPI_Rput(src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, w->win, &req->mreq);
         else if (op->kind == KP_RMA_GET)
             e = MPI_Rget((void *)src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, w->win, &req->mreq);
-        else
+        else if (!w->loadstore)
             e = MPI_Raccumulate(src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, MPI_SUM, w->win,
                                 &req->mreq);
+        else { /* a shared window: completed at the target under its accumulate lock (win.c) */
+            kp_acc_lock(w, op->target);
+            w->cnt.data_flushes++;
+            e = MPI_Accumulate(src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, MPI_SUM, w->win);
+            if (e == MPI_SUCCESS)
+                e = MPI_Win_flush(op->target, w->win);
+            kp_acc_unlock(w, op->target);
+            req->copied = 1;
+        }
         if (e != MPI_SUCCESS)
             rc = kp_error(KP_ERR_MPI, "strided datatype: MPI operation to rank %d failed", op->target);
     }

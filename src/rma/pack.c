@@ -27,8 +27,9 @@
  * ready[next mod S] == next+1 it unpacks the slot into its window memory
  * (put), or applies it with MPI_Accumulate(MPI_SUM) into its own window
  * (accumulate: the same element-wise atomicity as every other method's
- * accumulates), and frees the slot: turn = next+S. Accumulate data are
- * scaled at the origin while packing.
+ * accumulates; on a shared window it adds by load/store under its own
+ * accumulate lock, win.c), and frees the slot: turn = next+S. Accumulate
+ * data are scaled at the origin while packing.
  *
  * Get mirrors it: the origin writes header-only requests into reserved
  * slots; the agent packs the requested bytes into the slot and sets ready
@@ -245,6 +246,30 @@ static int acc_run(int64_t where, int64_t soff, int64_t n, void *a)
     return 0;
 }
 
+typedef struct add_arg {
+    kp_win w;
+    const char *data;
+    int64_t off0, disp;
+    int type;
+} add_arg;
+
+/* one run by load/store (the data were scaled at the origin) */
+static int add_run(int64_t where, int64_t soff, int64_t n, void *a)
+{
+    add_arg *c = a;
+    static const int i1 = 1;
+    static const long l1 = 1;
+    static const float f1 = 1;
+    static const double d1 = 1;
+    const void *one = c->type == KP_ACC_INT ? (const void *)&i1
+                      : c->type == KP_ACC_LONG ? (const void *)&l1
+                      : c->type == KP_ACC_FLOAT ? (const void *)&f1
+                                                : (const void *)&d1;
+    kp_acc_add_rows(c->type, one, c->w->base + c->disp + where, c->data + (soff - c->off0), n, 1, 0, 0);
+    c->w->cnt.shm_chunks++;
+    return 0;
+}
+
 static MPI_Datatype acc_mpi_type(int t, int *esize)
 {
     switch (t) {
@@ -293,6 +318,15 @@ int kp_agent_run(kp_win w)
             MPI_Win_sync(w->win);
             kp_sd_unpack_range(&sd, &side, w->base + h.disp, h.off, h.len, data);
             MPI_Win_sync(w->win);
+            rc = kp_pool_write(w, w->rank, kp_ctrl_turn(s), t + w->nslots);
+        } else if (h.kind == KP_RMA_ACC && w->loadstore) {
+            /* a shared window: added here under this rank's accumulate lock (win.c) */
+            add_arg a = {w, data, h.off, h.disp, h.acc_type};
+            kp_acc_lock(w, w->rank);
+            MPI_Win_sync(w->win);
+            kp_sd_runs(&sd, &side, h.off, h.len, add_run, &a);
+            MPI_Win_sync(w->win);
+            kp_acc_unlock(w, w->rank);
             rc = kp_pool_write(w, w->rank, kp_ctrl_turn(s), t + w->nslots);
         } else if (h.kind == KP_RMA_ACC) {
             acc_arg a = {w, data, h.off, h.disp, MPI_DATATYPE_NULL, 0};

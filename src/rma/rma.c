@@ -65,6 +65,52 @@ KP_SCALE_FN(long, scale_long)
 KP_SCALE_FN(float, scale_float)
 KP_SCALE_FN(double, scale_double)
 #undef KP_SCALE_FN
+
+/* dst += scale * src over rows (the load/store accumulate, direct.c and
+ * the agent), element type T computed in U: unsigned for the integers, so
+ * that overflow wraps (as MPI_SUM's does in practice) instead of being
+ * undefined; the same vectors as the scaling */
+#if defined(__GNUC__)
+#define KP_ADD_VEC(U)                                                                                                \
+    do {                                                                                                             \
+        typedef U vec __attribute__((vector_size(16)));                                                              \
+        for (; i + (int64_t)sizeof(vec) <= n; i += (int64_t)sizeof(vec)) {                                         \
+            vec v, t;                                                                                                \
+            memcpy(&v, s + i, sizeof(vec));                                                                          \
+            memcpy(&t, d + i, sizeof(vec));                                                                          \
+            t = t + v * a;                                                                                           \
+            memcpy(d + i, &t, sizeof(vec));                                                                          \
+        }                                                                                                            \
+    } while (0)
+#else
+#define KP_ADD_VEC(U) (void)0
+#endif
+#define KP_ADD_FN(T, U, name)                                                                                        \
+    static void name(const void *scale, char *d, const char *s, int64_t bytes, int64_t rows, int64_t ds,           \
+                     int64_t ss)                                                                                     \
+    {                                                                                                                \
+        T a0;                                                                                                        \
+        memcpy(&a0, scale, sizeof(T));                                                                               \
+        const U a = (U)a0;                                                                                           \
+        const int64_t n = bytes / (int64_t)sizeof(T) * (int64_t)sizeof(T);                                           \
+        for (int64_t j = 0; j < rows; j++, d += ds, s += ss) {                                                       \
+            int64_t i = 0;                                                                                           \
+            KP_ADD_VEC(U);                                                                                           \
+            for (; i < n; i += (int64_t)sizeof(T)) {                                                                 \
+                T v, t;                                                                                              \
+                memcpy(&v, s + i, sizeof(T));                                                                        \
+                memcpy(&t, d + i, sizeof(T));                                                                        \
+                t = (T)((U)t + (U)v * a);                                                                            \
+                memcpy(d + i, &t, sizeof(T));                                                                        \
+            }                                                                                                        \
+        }                                                                                                            \
+    }
+KP_ADD_FN(int, unsigned, add_int)
+KP_ADD_FN(long, unsigned long, add_long)
+KP_ADD_FN(float, float, add_float)
+KP_ADD_FN(double, double, add_double)
+#undef KP_ADD_FN
+#undef KP_ADD_VEC
 #undef KP_SCALE_VEC
 
 void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n)
@@ -74,6 +120,17 @@ void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64
     case KP_ACC_LONG: scale_long(scale, src, dst, n); break;
     case KP_ACC_FLOAT: scale_float(scale, src, dst, n); break;
     default: scale_double(scale, src, dst, n); break;
+    }
+}
+
+void kp_acc_add_rows(int type, const void *scale, char *dst, const char *src, int64_t n, int64_t rows, int64_t ds,
+                     int64_t ss)
+{
+    switch (type) {
+    case KP_ACC_INT: add_int(scale, dst, src, n, rows, ds, ss); break;
+    case KP_ACC_LONG: add_long(scale, dst, src, n, rows, ds, ss); break;
+    case KP_ACC_FLOAT: add_float(scale, dst, src, n, rows, ds, ss); break;
+    default: add_double(scale, dst, src, n, rows, ds, ss); break;
     }
 }
 

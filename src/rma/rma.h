@@ -101,6 +101,9 @@ enum kp_rma_param {
     KP_RP_TL0,  /* ns: a direct put/get's fixed cost by load/store (shared windows) */
     KP_RP_TLS,  /* ns per further chunk copied by load/store */
     KP_RP_TLN,  /* ns per byte copied by load/store */
+    KP_RP_TLA0, /* ns: a direct accumulate's fixed cost by load/store (lock, syncs) */
+    KP_RP_TLAS, /* ns per further chunk accumulated by load/store */
+    KP_RP_TLAN, /* ns per byte accumulated by load/store (scaling included) */
     KP_RP_COUNT
 };
 extern const char *const kp_rma_param_names[KP_RP_COUNT];
@@ -139,6 +142,11 @@ struct kp_win_s {
      * gets copy by load/store (win.c, direct.c); NULL otherwise */
     char **peer;
     int loadstore;   /* direct puts and gets use peer[] (0: MPI operations) */
+    /* with peer[]: every rank's accumulate lock, an int in a small shared
+     * window of its own (alock_win); every kport accumulate into rank r's
+     * memory, whatever its method, runs under alock[r] (win.c) */
+    MPI_Win alock_win;
+    int **alock;
     MPI_Aint *sizes; /* [P] every rank's window size */
     /* the slot pool: a window of its own. Layout: control words (reserve
      * counter, then per slot: turn, ready), then nslots slots of
@@ -183,6 +191,12 @@ struct kp_win_s {
  * away when the machine is oversubscribed, else pauses. */
 void kp_rma_idle(kp_win w, unsigned *spins);
 
+/* The accumulate lock of rank r (a shared window only): spins (making MPI
+ * progress, yielding when oversubscribed) until this rank holds it. Held
+ * only around a local loop or MPI operations this rank completes itself. */
+void kp_acc_lock(kp_win w, int r);
+void kp_acc_unlock(kp_win w, int r);
+
 /* Slot control word addresses (displacements in the pool window). */
 #define KP_CTRL_RESERVE 0
 static inline MPI_Aint kp_ctrl_turn(int slot) { return 64 + (MPI_Aint)slot * 16; }
@@ -212,7 +226,7 @@ struct kp_request_s {
     kp_win win;
     int kind, method, target;
     int done, counted;
-    int copied;              /* direct by load/store: complete when started */
+    int copied;              /* complete when started (load/store, or an accumulate under the lock) */
     void *tmp;               /* scaled accumulate data (direct, datatype) */
     MPI_Request mreq;        /* datatype: the request of MPI_Rput / MPI_Rget */
     /* pack get state */
@@ -248,6 +262,10 @@ int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished);
 int kp_acc_scaled_stream(const kp_rma_op *op, char **out);
 /* dst[i] = scale * src[i] for n bytes of elements of type t */
 void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n);
+/* dst[i] += scale * src[i] over `rows` rows of n bytes, strides ds and ss
+ * (integers wrap around, as MPI_SUM's do in practice) */
+void kp_acc_add_rows(int type, const void *scale, char *dst, const char *src, int64_t n, int64_t rows, int64_t ds,
+                     int64_t ss);
 /* free the window's cached datatypes */
 void kp_datatype_cache_free(kp_win w);
 /* fence to target when pack writes from this rank are still unprocessed there */

@@ -20,9 +20,13 @@
  * MPI_Win_allocate; KPORT_STRIDED_SHARED=0 keeps MPI_Win_allocate. On a
  * shared window in the unified memory model (kport's, or the program's own
  * from MPI_Win_allocate_shared) every rank maps every other rank's memory
- * (MPI_Win_shared_query) and the direct method's puts and gets copy by
- * load/store (direct.c); everything else goes through MPI operations as on
- * any window.
+ * (MPI_Win_shared_query) and the direct method's puts, gets and
+ * accumulates copy or add by load/store (direct.c); everything else goes
+ * through MPI operations as on any window. Such a window also gets a tiny
+ * shared window of accumulate locks, one int per rank (kp_acc_lock):
+ * load/store accumulates are atomic with each other only under a lock, and
+ * the datatype method's and the agent's accumulates take the same lock, so
+ * origins choosing different methods stay element-wise atomic.
  */
 #include "rma/rma.h"
 
@@ -42,6 +46,9 @@ static void win_release(kp_win w)
         MPI_Win_unlock_all(w->pool);
         MPI_Win_free(&w->pool);
     }
+    if (w->alock_win != MPI_WIN_NULL)
+        MPI_Win_free(&w->alock_win);
+    free(w->alock);
     if (w->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(w->win);
         if (w->own_win)
@@ -131,6 +138,25 @@ static int win_setup(kp_win w, MPI_Aint mysize)
             w->loadstore = 1;
         }
     }
+    if (w->loadstore) { /* the accumulate locks: one int per rank, a cache line each */
+        void *mine = NULL;
+        w->alock = calloc((size_t)w->P, sizeof(int *));
+        if (!w->alock)
+            return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
+        if (MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, w->comm, &mine, &w->alock_win) != MPI_SUCCESS) {
+            w->alock_win = MPI_WIN_NULL;
+            return kp_error(KP_ERR_MPI, "strided window: MPI_Win_allocate_shared of the accumulate locks failed");
+        }
+        __atomic_store_n((int *)mine, 0, __ATOMIC_RELEASE);
+        for (int r = 0; r < w->P; r++) {
+            MPI_Aint sz = 0;
+            int unit = 0;
+            void *b = NULL;
+            if (MPI_Win_shared_query(w->alock_win, r, &sz, &unit, &b) != MPI_SUCCESS)
+                return kp_error(KP_ERR_MPI, "strided window: MPI_Win_shared_query(%d) of the locks failed", r);
+            w->alock[r] = b;
+        }
+    }
     MPI_Win_sync(w->pool);
     MPI_Barrier(w->comm);
     kp_rma_params_default(w);
@@ -154,6 +180,7 @@ static int win_new(MPI_Comm comm, kp_win *out)
         return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
     w->win = MPI_WIN_NULL;
     w->pool = MPI_WIN_NULL;
+    w->alock_win = MPI_WIN_NULL;
     for (int e = 0; e < KP_DT_CACHE; e++)
         w->dtc[e].type = MPI_DATATYPE_NULL;
     w->comm = comm;
@@ -389,6 +416,32 @@ void kp_rma_idle(kp_win w, unsigned *spins)
         __asm__ __volatile__("yield");
 #endif
     }
+}
+
+/* A test-and-test-and-set lock on an int in shared memory. Holders never
+ * wait for another rank's kport call: a holder runs a local loop, or MPI
+ * operations to one target and their flush, which the waiters' MPI
+ * progress (MPI_Iprobe every 64 polls) lets complete even where the MPI
+ * library needs the target's help. */
+void kp_acc_lock(kp_win w, int r)
+{
+    int *l = w->alock[r];
+    unsigned spins = 0;
+    w->cnt.acc_locks++;
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+            kp_rma_idle(w, &spins);
+            if ((w->cnt.polls & 63) == 0) {
+                int flag = 0;
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
+            }
+        }
+    }
+}
+
+void kp_acc_unlock(kp_win w, int r)
+{
+    __atomic_store_n(w->alock[r], 0, __ATOMIC_RELEASE);
 }
 
 int kp_strided_counters_get(kp_win win, kp_strided_counters *out)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # kport-bench strided --calibrate at P = 2 writes the "rma" object into an
 # existing parameter file, keeping its other members, with every one of the
-# cost model's fields a finite number >= 0 (23 on kport's shared window, the
-# load/store direct's tl0, tls, tln included; 20 with KPORT_STRIDED_SHARED=0,
-# an MPI_Win_allocate window), the fixed costs and the per-byte costs above
-# 0, the datatype put's, the pack method's and the load/store direct's fits
-# as the printed timings give them; auto then runs under it (test_strided
+# cost model's fields a finite number >= 0 (26 on kport's shared window, the
+# load/store direct's tl0, tls, tln and its accumulate's tla0, tlas, tlan
+# included; 20 with KPORT_STRIDED_SHARED=0, an MPI_Win_allocate window), the
+# fixed costs and the per-byte costs above 0, the datatype put's, the pack
+# method's and the load/store direct's fits (put and accumulate) as the
+# printed timings give them; auto then runs under it (test_strided
 # --quick with KPORT_PARAMS pointing at the file, every byte compared).
 #
 # usage: test_strided_calibrate.sh KPORT_BENCH TEST_STRIDED MPIEXEC [MPIEXEC_ARGS...]
@@ -31,11 +32,11 @@ r = d["rma"]
 names = "t0 ts tn tm tc tp td0 td1 ta0 tsa tna tda0 tda1 tdn tdna tdnb tpn tpg tpgn tpc".split()
 shared = sys.argv[2] == "1"
 if shared:
-    names += ["tl0", "tls", "tln"]
+    names += ["tl0", "tls", "tln", "tla0", "tlas", "tlan"]
 assert sorted(r) == sorted(names), "fields %s" % sorted(r)
 for k in names:
     assert isinstance(r[k], (int, float)) and math.isfinite(r[k]) and r[k] >= 0, "%s = %r" % (k, r[k])
-for k in "t0 td0 ta0 tda0 tn tna tdn tdna tp tpg".split() + (["tl0", "tln"] if shared else []):
+for k in "t0 td0 ta0 tda0 tn tna tdn tdna tp tpg".split() + (["tl0", "tln", "tla0", "tlan"] if shared else []):
     assert r[k] > 0, "%s = %r, a cost every call pays" % (k, r[k])
 assert r["t0"] != 1, "t0 still the file's old value"
 print("calibrated:", r)
@@ -48,7 +49,7 @@ import json, sys
 line = next(l for l in open(sys.argv[1]) if l.startswith("# strided calibration"))
 raw = [float(x.rsplit(" ", 1)[1]) for x in line.split("): ", 1)[1].split(", ")]
 shared = sys.argv[3] == "1"
-assert len(raw) == (23 if shared else 20), "%d timings printed" % len(raw)
+assert len(raw) == (26 if shared else 20), "%d timings printed" % len(raw)
 D1, P1, A1, A2, A3, G1, P2, G2, P3 = (raw[i] for i in (0, 5, 6, 7, 8, 16, 17, 18, 19))
 r = json.load(open(sys.argv[2]))["rma"]
 def near(name, want):
@@ -75,17 +76,21 @@ if a > 0 and b > 0:
     near("td1", a)
     near("tdn", b)
     near("td0", max(0.0, A1 - a - 16 * b))
-# the load/store direct: 1 x 8 B, 1 x 1 MiB, 4096 x 8 B
+# the load/store direct, put and accumulate: 1 x 8 B, 1 x 1 MiB, 4096 x 8 B
 if shared:
-    L1, L2, L3 = raw[20:23]
-    tln = (L2 - L1) / (1048576 - 8)
-    tls = (L3 - L1 - tln * (32768 - 8)) / 4095
-    if tln > 0 and tls > 0:
-        near("tln", tln)
-        near("tls", tls)
-        near("tl0", max(0.0, L1 - 8 * tln))
+    for first, (t0, ts, tn) in ((20, ("tl0", "tls", "tln")), (23, ("tla0", "tlas", "tlan"))):
+        L1, L2, L3 = raw[first:first + 3]
+        bn = (L2 - L1) / (1048576 - 8)
+        bs = (L3 - L1 - bn * (32768 - 8)) / 4095
+        # 1 MiB copies in tens of us, 4096 rows in several: both slopes
+        # are well above 0 (the kb_fit_cost3 clamps never apply)
+        assert bn > 0 and bs > 0, "%s timings %r give slopes %r, %r" % (tn, (L1, L2, L3), bn, bs)
+        near(tn, bn)
+        near(ts, bs)
+        near(t0, max(0.0, L1 - 8 * bn))
 print("fits recomputed: tp %.0f tpc %.3f tpn %.5f tdn %.4f%s" % (tp, tpc, tpn, r["tdn"],
-      " tl0 %.0f tls %.2f tln %.4f" % (r["tl0"], r["tls"], r["tln"]) if shared else ""))
+      " tl0 %.0f tls %.2f tln %.4f tla0 %.0f tlas %.2f tlan %.4f" % tuple(r[k] for k in
+      ("tl0", "tls", "tln", "tla0", "tlas", "tlan")) if shared else ""))
 PY
 KPORT_STRIDED_SHARED=$sh KPORT_PARAMS="$tmp/p$sh.json" "$@" -n 2 "$strided" --quick --methods auto >"$tmp/run$sh" 2>&1 || { cat "$tmp/run$sh" >&2; fail "test_strided under the calibrated file"; }
 done

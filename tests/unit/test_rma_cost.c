@@ -4,10 +4,11 @@
  *   t0 = 1000, ts = 100, tn = 0.5, tm = 0.25, tc = 2, tp = 3000,
  *   td0 = 2000, td1 = 10, tdn = 1, ta0 = 1500, tsa = 300, tna = 0.75,
  *   tda0 = 2500, tda1 = 20, tdna = 0.125, tdnb = 2, tpn = 0.5, tpg = 4000,
- *   tpgn = 0.625, tpc = 5, tl0 = 200, tls = 5, tln = 0.25; slots of 64 KiB;
+ *   tpgn = 0.625, tpc = 5, tl0 = 200, tls = 5, tln = 0.25, tla0 = 300,
+ *   tlas = 8, tlan = 0.0625; slots of 64 KiB;
  * and kp_rma_choose's pick: the cheapest method, direct for one chunk, no
  * datatype where a count does not fit an int, on a shared window (load/store)
- * direct puts and gets priced by tl0, tls, tln and accumulates not, the accumulate knee
+ * direct puts and gets priced by tl0, tls, tln and accumulates by tla0, tlas, tlan, the accumulate knee
  * (KP_RMA_KNEE) moving a 2 MiB accumulate from datatype to direct, and
  * the built-in defaults finite and >= 0, the costs every call pays > 0.
  * No MPI communication.
@@ -52,6 +53,7 @@ int main(void)
         [KP_RP_TNA] = 0.75, [KP_RP_TDA0] = 2500, [KP_RP_TDA1] = 20, [KP_RP_TDN] = 1,      [KP_RP_TDNA] = 0.125,
         [KP_RP_TDNB] = 2,   [KP_RP_TPN] = 0.5,   [KP_RP_TPG] = 4000, [KP_RP_TPGN] = 0.625,
         [KP_RP_TPC] = 5,    [KP_RP_TL0] = 200,   [KP_RP_TLS] = 5,    [KP_RP_TLN] = 0.25,
+        [KP_RP_TLA0] = 300, [KP_RP_TLAS] = 8,    [KP_RP_TLAN] = 0.0625,
     };
     memcpy(w.par, par, sizeof(par));
     w.slot_bytes = 65536;
@@ -120,17 +122,30 @@ int main(void)
     /* load/store (a shared window): put and get 1000 x 100 B by direct
      *   200 + 999*5 + 0.25*100000 = 30195 (against pack's 61000 and 75500:
      *   the same shape packs without load/store, direct costing
-     *   1000 + 999*100 + 0.5*100000 = 150900), accumulate as before */
+     *   1000 + 999*100 + 0.5*100000 = 150900); accumulate 1000 x 100 B by
+     *   direct 300 + 999*8 + 0.0625*100000 = 14542 against datatype's
+     *   2500 + 999*20 + 0.125*100000 = 34980 (without load/store direct
+     *   costs 1500 + 999*300 + 0.75*100000 = 376200, and datatype wins);
+     *   pack's agent adds each run by load/store: 2*3000 + 0.0625*100000 +
+     *   2*(0.25*100000 + 2*1000) + 1000*8 = 74250 (by MPI_Accumulate
+     *   2*3000 + 0.75*100000 + 54000 + 1000*300 = 435000) */
     memcpy(w.par, par, sizeof(par));
     memset(w.memo, 0, sizeof(w.memo));
     op = op_of(KP_RMA_PUT, 100, 1000);
     same(kp_rma_choose(&w, &op), KP_M_PACK, "put 1000 x 100 B, MPI operations");
     near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_PUT, 1000, 100000), 150900, "put direct 1000 x 100 B");
+    near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_ACC, 1000, 100000), 376200, "acc direct 1000 x 100 B");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_ACC, 1000, 100000), 435000, "acc pack 1000 x 100 B");
+    op = op_of(KP_RMA_ACC, 100, 1000);
+    same(kp_rma_choose(&w, &op), KP_M_DATATYPE, "acc 1000 x 100 B, MPI operations");
     w.loadstore = 1;
     memset(w.memo, 0, sizeof(w.memo));
     near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_PUT, 1000, 100000), 30195, "put direct 1000 x 100 B, load/store");
     near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_GET, 1000, 100000), 30195, "get direct 1000 x 100 B, load/store");
-    near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_ACC, 1000, 100000), 376200, "acc direct 1000 x 100 B, shared window");
+    near(kp_rma_cost(&w, KP_M_DIRECT, KP_RMA_ACC, 1000, 100000), 14542, "acc direct 1000 x 100 B, load/store");
+    near(kp_rma_cost(&w, KP_M_DATATYPE, KP_RMA_ACC, 1000, 100000), 34980, "acc datatype 1000 x 100 B, shared window");
+    near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_ACC, 1000, 100000), 74250, "acc pack 1000 x 100 B, shared window");
+    near(kp_rma_cost_par(par, 65536, 1, KP_M_DIRECT, KP_RMA_ACC, 1, 8), 300.5, "acc direct 1 x 8 B, load/store");
     near(kp_rma_cost(&w, KP_M_PACK, KP_RMA_PUT, 1000, 100000), 61000, "put pack 1000 x 100 B, shared window");
     near(kp_rma_cost_par(par, 65536, 1, KP_M_DIRECT, KP_RMA_PUT, 1, 8), 202, "put direct 1 x 8 B, load/store");
     op = op_of(KP_RMA_PUT, 100, 1000);
@@ -138,7 +153,7 @@ int main(void)
     op = op_of(KP_RMA_GET, 100, 1000);
     same(kp_rma_choose(&w, &op), KP_M_DIRECT, "get 1000 x 100 B, load/store");
     op = op_of(KP_RMA_ACC, 100, 1000);
-    same(kp_rma_choose(&w, &op), KP_M_DATATYPE, "acc 1000 x 100 B, shared window");
+    same(kp_rma_choose(&w, &op), KP_M_DIRECT, "acc 1000 x 100 B, load/store");
     w.loadstore = 0;
     /* a count beyond an int: no datatype even where it is cheapest */
     memcpy(w.par, par, sizeof(par));
@@ -162,6 +177,8 @@ int main(void)
         CHECK(isfinite(w.par[i]) && w.par[i] >= 0, "shared default %s = %g", kp_rma_param_names[i], w.par[i]);
     CHECK(w.par[KP_RP_TL0] > 0 && w.par[KP_RP_TLN] > 0, "shared defaults tl0 = %g, tln = %g", w.par[KP_RP_TL0],
           w.par[KP_RP_TLN]);
+    CHECK(w.par[KP_RP_TLA0] > 0 && w.par[KP_RP_TLAN] > 0, "shared defaults tla0 = %g, tlan = %g",
+          w.par[KP_RP_TLA0], w.par[KP_RP_TLAN]);
     printf("unit_rma_cost: %ld checks, %ld failed\n", checks, fails);
     return fails != 0;
 }

@@ -594,14 +594,15 @@ static void json_emit(FILE *f, const kp_json *v, int depth)
 /* the calibration's timings, in the order they are taken and printed */
 enum {
     R_D1, R_D2, R_D3, R_M1, R_M2, R_P1, R_A1, R_A2, R_A3, R_E1, R_E2, R_E3,
-    R_F1, R_F2, R_F3, R_F4, R_G1, R_P2, R_G2, R_P3, R_L1, R_L2, R_L3, NRAW
+    R_F1, R_F2, R_F3, R_F4, R_G1, R_P2, R_G2, R_P3, R_L1, R_L2, R_L3, R_LA1, R_LA2, R_LA3, NRAW
 };
 static const char *const raw_labels[NRAW] = {
     "put direct 1x8 B", "1x1 MiB", "64x8 B", "local pack 1x1 MiB", "4096x8 B", "pack 1x8 B",
     "datatype 2x8 B", "4096x8 B", "256x1 KiB", "acc direct 1x8 B", "4x256 KiB", "64x8 B",
     "datatype 2x8 B", "4096x8 B", "512x256 B", "256x8 KiB", "pack get 1x8 B", "put 256x1 KiB",
-    "get 256x1 KiB", "put 4096x8 B", "put load/store 1x8 B", "1x1 MiB", "4096x8 B"};
-/* timings taken on a shared window only (the last three) */
+    "get 256x1 KiB", "put 4096x8 B", "put load/store 1x8 B", "1x1 MiB", "4096x8 B",
+    "acc load/store 1x8 B", "1x1 MiB", "4096x8 B"};
+/* timings taken on a shared window only (the last six) */
 #define NRAW_MPI R_L1
 
 /* One pass of the calibration: its timings (raw, ns). Each method's three
@@ -636,9 +637,11 @@ static void calibrate_measure(char *lbuf, char *stream, double *raw)
      * before: 512 x 256 B gave 0.29 in the calibrations, 0.53-0.72 in
      * another program; rows of 256 B are its most frequent speed), and
      * 256 x 8 KiB (2 MiB, beyond KP_RMA_KNEE) */
+    win->loadstore = 0;
     raw[R_E1] = time_op(OP_ACC, 0, 8, 1, lbuf);
     raw[R_E2] = time_op(OP_ACC, 0, 256 << 10, 4, lbuf);
     raw[R_E3] = time_op(OP_ACC, 0, 8, 64, lbuf);
+    win->loadstore = ls;
     raw[R_F1] = time_op(OP_ACC, 1, 8, 2, lbuf);
     raw[R_F2] = time_op(OP_ACC, 1, 8, 4096, lbuf);
     raw[R_F3] = time_op(OP_ACC, 1, 256, 512, lbuf);
@@ -656,11 +659,15 @@ static void calibrate_measure(char *lbuf, char *stream, double *raw)
     /* direct by load/store (a shared window): 1 x 8 B, 1 x 1 MiB, 4096 x
      * 8 B (a copy of 8 B costs a few ns: 64 of them would be lost in the
      * fixed cost) */
-    raw[R_L1] = raw[R_L2] = raw[R_L3] = 0;
+    raw[R_L1] = raw[R_L2] = raw[R_L3] = raw[R_LA1] = raw[R_LA2] = raw[R_LA3] = 0;
     if (ls) {
         raw[R_L1] = time_op(OP_PUT, 0, 8, 1, lbuf);
         raw[R_L2] = time_op(OP_PUT, 0, 1 << 20, 1, lbuf);
         raw[R_L3] = time_op(OP_PUT, 0, 8, 4096, lbuf);
+        /* the accumulate by load/store (doubles, scale 2), the same shapes */
+        raw[R_LA1] = time_op(OP_ACC, 0, 8, 1, lbuf);
+        raw[R_LA2] = time_op(OP_ACC, 0, 1 << 20, 1, lbuf);
+        raw[R_LA3] = time_op(OP_ACC, 0, 8, 4096, lbuf);
     }
 }
 
@@ -705,10 +712,14 @@ static void calibrate_fit(const double *raw, double *par)
     par[KP_RP_TPN] = fmax(0, (r2 - par[KP_RP_TPC] * (double)pk) / (double)pn);
     par[KP_RP_TPGN] =
         fmax(0, (raw[R_G2] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
-    if (win->loadstore)
+    if (win->loadstore) {
         kb_fit_cost3((const double[]){1, 1, K}, (const double[]){8, MiB, 8 * K},
                      (const double[]){raw[R_L1], raw[R_L2], raw[R_L3]}, &par[KP_RP_TL0], &par[KP_RP_TLS],
                      &par[KP_RP_TLN]);
+        kb_fit_cost3((const double[]){1, 1, K}, (const double[]){8, MiB, 8 * K},
+                     (const double[]){raw[R_LA1], raw[R_LA2], raw[R_LA3]}, &par[KP_RP_TLA0], &par[KP_RP_TLAS],
+                     &par[KP_RP_TLAN]);
+    }
 }
 
 #define CAL_PASSES 5
@@ -742,7 +753,7 @@ static int calibrate(const opts *o)
     if (kb_rank == 0) {
         char rma[1024];
         int len = snprintf(rma, sizeof(rma), "{");
-        /* tl0, tls, tln only where they were measured (a shared window) */
+        /* tl0 ... tlan only where they were measured (a shared window) */
         const int npar = win->loadstore ? KP_RP_COUNT : KP_RP_TL0;
         for (int i = 0; i < npar; i++)
             len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
