@@ -111,80 +111,55 @@ static void copy_rows(char *d, const char *s, int64_t c0, int64_t rows, int64_t 
     }
 }
 
-/* a put or get by load/store into the target's mapped window memory */
-static int copy_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
+/* A put, get or accumulate by load/store into or out of the target's
+ * mapped window memory: level 1 a loop of rows, the levels above an
+ * odometer over both sides, between two MPI_Win_sync. An accumulate adds
+ * (target += scale * source) under the target's accumulate lock; into
+ * itself its source may overlap the target region, and is then packed
+ * first, so that every element adds the source as it was when the call
+ * started. */
+static int shm_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
 {
     const kp_sd *sd = &op->sd;
-    const int put = op->kind == KP_RMA_PUT;
+    const int acc = op->kind == KP_RMA_ACC, put = op->kind == KP_RMA_PUT;
     const int self = op->target == w->rank;
     char *const rbase = w->peer[op->target] + op->rdisp;
-    char *const lbase = op->lbase;
+    char *lbase = op->lbase, *packed = NULL;
     /* this origin's nonblocking MPI operations to the target take effect first */
     if (w->outstanding > 0) {
         w->cnt.data_flushes++;
         if (MPI_Win_flush(op->target, w->win) != MPI_SUCCESS)
             return kp_error(KP_ERR_MPI, "strided direct: MPI_Win_flush(%d) failed", op->target);
     }
-    /* level 1 a loop of rows, the levels above an odometer over both sides */
     const int64_t c0 = sd->count[0], rows = sd->levels > 0 ? sd->count[1] : 1;
-    const int64_t ls1 = sd->levels > 0 ? op->lside.stride[0] : 0, rs1 = sd->levels > 0 ? op->rside.stride[0] : 0;
-    int64_t idx[KP_SD_MAXL + 1] = {0};
-    int64_t loff = 0, roff = 0;
-    MPI_Win_sync(w->win);
-    for (int64_t c = 0; c < sd->nchunks; c += rows) {
-        if (put)
-            copy_rows(rbase + roff, lbase + loff, c0, rows, rs1, ls1, self);
-        else
-            copy_rows(lbase + loff, rbase + roff, c0, rows, ls1, rs1, self);
-        next_chunk(op, 2, idx, &loff, &roff);
-    }
-    MPI_Win_sync(w->win);
-    w->cnt.shm_chunks += sd->nchunks;
-    req->copied = 1;
-    req->done = 1;
-    return KP_SUCCESS;
-}
-
-/* an accumulate by load/store into the target's mapped window memory,
- * under the target's accumulate lock: target += scale * source, row by
- * row. Into itself the source may overlap the target region: then it is
- * packed first, so that every element adds the source as it was when the
- * call started */
-static int add_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
-{
-    const kp_sd *sd = &op->sd;
-    char *const rbase = w->peer[op->target] + op->rdisp;
-    const char *lbase = op->lbase;
-    char *packed = NULL;
-    const int64_t c0 = sd->count[0];
-    if (op->target == w->rank && lbase < rbase + op->rside.extent && rbase < lbase + op->lside.extent) {
+    int64_t ls1 = sd->levels > 0 ? op->lside.stride[0] : 0;
+    const int64_t rs1 = sd->levels > 0 ? op->rside.stride[0] : 0;
+    if (acc && self && lbase < rbase + op->rside.extent && rbase < lbase + op->lside.extent) {
         packed = malloc((size_t)sd->total);
         if (!packed)
             return kp_error(KP_ERR_NOMEM, "strided accumulate: no memory for %lld bytes", (long long)sd->total);
         kp_sd_pack_range(sd, &op->lside, op->lbase, 0, sd->total, packed);
         lbase = packed;
+        ls1 = c0;
     }
-    if (w->outstanding > 0) {
-        w->cnt.data_flushes++;
-        if (MPI_Win_flush(op->target, w->win) != MPI_SUCCESS) {
-            free(packed);
-            return kp_error(KP_ERR_MPI, "strided direct: MPI_Win_flush(%d) failed", op->target);
-        }
-    }
-    const int64_t rows = sd->levels > 0 ? sd->count[1] : 1;
-    const int64_t ls1 = packed ? c0 : sd->levels > 0 ? op->lside.stride[0] : 0;
-    const int64_t rs1 = sd->levels > 0 ? op->rside.stride[0] : 0;
     int64_t idx[KP_SD_MAXL + 1] = {0};
     int64_t loff = 0, roff = 0;
-    kp_acc_lock(w, op->target);
+    if (acc)
+        kp_acc_lock(w, op->target);
     MPI_Win_sync(w->win);
     for (int64_t c = 0; c < sd->nchunks; c += rows) {
-        kp_acc_add_rows(op->acc_type, op->scale, rbase + roff, lbase + (packed ? c * c0 : loff), c0, rows, rs1,
-                        ls1);
+        char *l = lbase + (packed ? c * c0 : loff);
+        if (acc)
+            kp_acc_add_rows(op->acc_type, op->scale, rbase + roff, l, c0, rows, rs1, ls1);
+        else if (put)
+            copy_rows(rbase + roff, l, c0, rows, rs1, ls1, self);
+        else
+            copy_rows(l, rbase + roff, c0, rows, ls1, rs1, self);
         next_chunk(op, 2, idx, &loff, &roff);
     }
     MPI_Win_sync(w->win);
-    kp_acc_unlock(w, op->target);
+    if (acc)
+        kp_acc_unlock(w, op->target);
     free(packed);
     w->cnt.shm_chunks += sd->nchunks;
     req->copied = 1;
@@ -195,7 +170,7 @@ static int add_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
 int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
 {
     if (w->loadstore)
-        return op->kind == KP_RMA_ACC ? add_start(w, op, req) : copy_start(w, op, req);
+        return shm_start(w, op, req);
     const kp_sd *sd = &op->sd;
     const int T = op->target;
     const char *src = op->lbase;

@@ -64,6 +64,18 @@ static void win_release(kp_win w)
     free(w);
 }
 
+/* rank r's memory of a shared window, mapped here (`what` names the window
+ * in the message) */
+static int shared_base(MPI_Win win, int r, const char *what, void **base)
+{
+    MPI_Aint sz = 0;
+    int unit = 0;
+    *base = NULL;
+    if (MPI_Win_shared_query(win, r, &sz, &unit, base) != MPI_SUCCESS)
+        return kp_error(KP_ERR_MPI, "strided window: MPI_Win_shared_query(%d)%s failed", r, what);
+    return KP_SUCCESS;
+}
+
 /* everything but the data window, which the caller set */
 static int win_setup(kp_win w, MPI_Aint mysize)
 {
@@ -128,11 +140,9 @@ static int win_setup(kp_win w, MPI_Aint mysize)
             if (!w->peer)
                 return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
             for (int r = 0; r < w->P; r++) {
-                MPI_Aint sz = 0;
-                int unit = 0;
-                void *b = NULL;
-                if (MPI_Win_shared_query(w->win, r, &sz, &unit, &b) != MPI_SUCCESS)
-                    return kp_error(KP_ERR_MPI, "strided window: MPI_Win_shared_query(%d) failed", r);
+                void *b;
+                if ((rc = shared_base(w->win, r, "", &b)) != KP_SUCCESS)
+                    return rc;
                 w->peer[r] = b;
             }
             w->loadstore = 1;
@@ -149,11 +159,9 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         }
         __atomic_store_n((int *)mine, 0, __ATOMIC_RELEASE);
         for (int r = 0; r < w->P; r++) {
-            MPI_Aint sz = 0;
-            int unit = 0;
-            void *b = NULL;
-            if (MPI_Win_shared_query(w->alock_win, r, &sz, &unit, &b) != MPI_SUCCESS)
-                return kp_error(KP_ERR_MPI, "strided window: MPI_Win_shared_query(%d) of the locks failed", r);
+            void *b;
+            if ((rc = shared_base(w->alock_win, r, " of the locks", &b)) != KP_SUCCESS)
+                return rc;
             w->alock[r] = b;
         }
     }

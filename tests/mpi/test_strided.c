@@ -630,6 +630,20 @@ static void test_counters(int tag)
     free(src);
 }
 
+/* KPORT_PARAMS (already pointing at path) with the "rma" members `members`:
+ * kp_win_create refuses it with KP_ERR_PARAM naming `field` */
+static void params_refused(const char *path, const char *members, const char *field)
+{
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"kport_params\": 1, \"rma\": {%s}}\n", members);
+    fclose(f);
+    kp_win w2 = NULL;
+    void *b2 = NULL;
+    int rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
+    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), field),
+              "rma {%s} accepted or refused wrongly: rc %d, %s", members, rc, kp_last_error());
+}
+
 /* The cost model's parameters come from KPORT_PARAMS' "rma" object: a
  * file that makes packing free and every other method dear makes auto
  * pack (and the data still arrive); a negative or unknown-typed value is
@@ -669,30 +683,11 @@ static void test_params(void)
         kp_strided_set_method(NULL);
         kp_win_free(&w2);
     }
-    f = fopen(path, "w");
-    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"ts\": 20, \"tda1\": -3}}\n");
-    fclose(f);
-    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
-    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tda1"),
-              "rma.tda1 = -3 accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
-    f = fopen(path, "w"); /* the newest field is read by its name too */
-    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"tpc\": \"fast\"}}\n");
-    fclose(f);
-    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
-    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tpc"),
-              "rma.tpc = \"fast\" accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
-    f = fopen(path, "w");
-    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"tl0\": 150, \"tln\": -0.5}}\n");
-    fclose(f);
-    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
-    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tln"),
-              "rma.tln = -0.5 accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
-    f = fopen(path, "w");
-    fprintf(f, "{\"kport_params\": 1, \"rma\": {\"tla0\": 150, \"tlan\": null}}\n");
-    fclose(f);
-    rc = kp_win_create(4096, MPI_COMM_WORLD, &b2, &w2);
-    kt_expect(rc == KP_ERR_PARAM && w2 == NULL && strstr(kp_last_error(), "rma.tlan"),
-              "rma.tlan = null accepted or refused wrongly: rc %d, %s", rc, kp_last_error());
+    /* refused, naming the field (the newest fields are read by their names too) */
+    params_refused(path, "\"ts\": 20, \"tda1\": -3", "rma.tda1");
+    params_refused(path, "\"tpc\": \"fast\"", "rma.tpc");
+    params_refused(path, "\"tl0\": 150, \"tln\": -0.5", "rma.tln");
+    params_refused(path, "\"tla0\": 150, \"tlan\": null", "rma.tlan");
     /* KPORT_STRIDED_SHARED is 0 or 1 */
     unsetenv("KPORT_PARAMS");
     const char *she = getenv("KPORT_STRIDED_SHARED");
