@@ -15,7 +15,8 @@
  * between ranks of one node, p2p.inter otherwise, the shm section for
  * copies, peer reads/writes and flags), whose values the command line's
  * override; a file's measured exchange (X, XG) prices a receive paired with
- * a send to the same peer in its round (--no-exchange: ignore it). Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
+ * a send to the same peer in its round, and X2, X2G each further such pair
+ * with that peer in the round (--no-exchange: ignore them). Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
  * node's inter-node messages share r NICs; --ports k: k messages in flight
  * per rank (default 1). The rules: docs/SIMULATOR.md.
  *
@@ -51,7 +52,7 @@ static void usage(FILE *f)
             "Simulates kport's schedule of the collective under LogGP (docs/SIMULATOR.md).\n"
             "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies 1 ns/byte;\n"
             "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S;\n"
-            "--no-exchange: ignore the file's measured exchange (X, XG), LogGP's rule for every receive.\n");
+            "--no-exchange: ignore the file's measured exchanges (X, XG, X2, X2G), LogGP's rule for every receive.\n");
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -271,7 +272,7 @@ int main(int argc, char **argv)
                 if (!isnan(g)) p->g = g;
                 if (!isnan(G)) p->G = G;
                 if (!isnan(O)) p->O = O;
-                if (no_exchange) p->has_x = 0;
+                if (no_exchange) p->has_x = p->has_x2 = 0;
             }
             if (!isnan(S))
                 x->eager_max = (int64_t)S;
@@ -354,6 +355,8 @@ int main(int argc, char **argv)
                    pi->L, pi->o_s, pi->o_r, pi->g, pi->G, pi->O, (long long)kp_channel_eager_max(&c.m.inter));
             if (pi->has_x)
                 printf(", \"X\": %.9g, \"XG\": %.9g", pi->X, pi->XG);
+            if (pi->has_x2)
+                printf(", \"X2\": %.9g, \"X2G\": %.9g", pi->X2, pi->X2G);
             printf("}");
         } else
             printf("\"L\": %.9g, \"o\": %.9g, \"g\": %.9g, \"G\": %.9g, \"O\": %.9g, \"S\": %lld", pi->L, pi->o_s, pi->g,
@@ -374,6 +377,8 @@ int main(int argc, char **argv)
                    pi->o_r, pi->g, pi->G, pi->O);
             if (pi->has_x)
                 printf(" X=%g XG=%g", pi->X, pi->XG);
+            if (pi->has_x2)
+                printf(" X2=%g X2G=%g", pi->X2, pi->X2G);
             printf(", eager up to %lld B)\n", (long long)kp_channel_eager_max(&c.m.inter));
         } else
             printf("parameters    L=%g o=%g g=%g G=%g O=%g S=%lld (ns, ns/byte), copies 1 ns/byte\n", pi->L, pi->o_s,

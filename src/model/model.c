@@ -56,7 +56,12 @@
  *    the CPU clock): two idle ranks exchanging take X + XG*s, as measured,
  *    where the rule above charges both overheads one after the other (MPI
  *    overlaps the send's completion with the receive), and a late message
- *    still bounds it.
+ *    still bounds it. A further exchange with the same peer in the round
+ *    (the k-th pair with q, k >= 2: concurrent_exchange_split's halves)
+ *    pays X2 + X2G*s - own instead where the piece has them (has_x2: what
+ *    a second message each way at once adds, measured; MPI overlaps it
+ *    with the first, where X again would charge two exchanges one after
+ *    the other: 1.26-1.41x the split's measured time at 256 B-1 KiB).
  *  - A wait for post n of rank q completes at max(cpu after the local work,
  *    post time + shm.flag.fixed); it costs no CPU and does not hold up the
  *    round's receives (the executor progresses them while it spins).
@@ -234,6 +239,7 @@ typedef struct rcv {
     int peer;
     int op;     /* the receive's op index */
     double own; /* an exchange's receive: the CPU cost of the paired send (o_s + O*s); -1: not an exchange */
+    int further; /* a further exchange with the same peer in the round, priced by X2 + X2G*s */
 } rcv;
 
 static int rcv_cmp(const void *x, const void *y)
@@ -248,20 +254,22 @@ static int xop_cmp(const void *x, const void *y)
     return a->peer != b->peer ? (a->peer < b->peer ? -1 : 1) : (a->op < b->op ? -1 : a->op > b->op);
 }
 
-void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr, void (*pair)(void *arg, uint32_t s, uint32_t r),
-                       void *arg)
+void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr,
+                       void (*pair)(void *arg, uint32_t s, uint32_t r, uint32_t k), void *arg)
 {
     qsort(S, ns, sizeof *S, xop_cmp);
     qsort(R, nr, sizeof *R, xop_cmp);
+    uint32_t k = 0;
     for (size_t i = 0, j = 0; i < ns && j < nr;) {
         if (S[i].peer != R[j].peer) {
             if (S[i].peer < R[j].peer)
                 i++;
             else
                 j++;
+            k = 0;
             continue;
         }
-        pair(arg, S[i++].op, R[j++].op);
+        pair(arg, S[i++].op, R[j++].op, k++);
     }
 }
 
@@ -274,7 +282,7 @@ typedef struct pair_ctx {
     int r;
 } pair_ctx;
 
-static void pair_one(void *arg, uint32_t send_op, uint32_t j)
+static void pair_one(void *arg, uint32_t send_op, uint32_t j, uint32_t k)
 {
     const pair_ctx *x = arg;
     rcv *m = &x->buf[j];
@@ -283,6 +291,7 @@ static void pair_one(void *arg, uint32_t send_op, uint32_t j)
         const int64_t ss = x->s->ops[send_op].u.send.src.len;
         const kp_loggp *ps = kp_channel_piece(channel(x->c, x->r, m->peer), ss);
         m->own = ps->o_s + ps->O * (double)ss;
+        m->further = k > 0 && pr->has_x2;
     }
 }
 
@@ -294,8 +303,10 @@ static int pair_exchanges(const mctx *c, int r, rcv *buf, int n, kp_xop **xb, in
 {
     const mrank *k = &c->rk[r];
     const kp_sched *s = k->s;
-    for (int j = 0; j < n; j++)
+    for (int j = 0; j < n; j++) {
         buf[j].own = -1;
+        buf[j].further = 0;
+    }
     int ns = 0;
     for (int i = k->cur; i < k->end; i++)
         ns += s->ops[i].kind == KP_OP_SEND;
@@ -372,7 +383,7 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *x
                 end = done;
         } else if (op->kind == KP_OP_RECV) {
             const mrank *q = &c->rk[op->u.recv.peer];
-            (*buf)[n++] = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1};
+            (*buf)[n++] = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, 0};
         } else if (op->kind == KP_OP_WAIT) {
             const double w = c->rk[op->u.wait.peer].post[op->u.wait.n - 1] + c->m->flag.fixed;
             if (w > end)
@@ -399,8 +410,10 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *x
             /* an exchange: the receive completes once the message is in
              * (h + o_r) and once the measured exchange's time has passed
              * since the paired send began (X + XG*s, less the send's own
-             * CPU cost already on the clock) */
-            const double rest = p->X + p->XG * (double)m->s - m->own;
+             * CPU cost already on the clock; a further one with the same
+             * peer: what it adds, X2 + X2G*s) */
+            const double rest =
+                (m->further ? p->X2 + p->X2G * (double)m->s : p->X + p->XG * (double)m->s) - m->own;
             const double x = k->cpu + (rest > 0 ? rest : 0.0);
             k->cpu = h + p->o_r > x ? h + p->o_r : x;
         } else {

@@ -50,11 +50,14 @@ double kp_model_entry(const kp_machine *m, int P, int r);
  * with the k-th send to q of the same round. S[0..ns) are the round's sends,
  * R[0..nr) its receives, each (peer, an index the caller chooses, increasing
  * in schedule order); both are sorted by (peer, index) and pair(arg, send's
- * index, receive's index) is called for every pair. */
+ * index, receive's index, k) is called for every pair, k the number of
+ * pairs with the same peer before it in the round (0: the first exchange
+ * with that peer; from 1 on, a further exchange with it at once, priced by
+ * X2 + X2G*s where the piece has them). */
 typedef struct kp_xop {
     uint32_t peer, op;
 } kp_xop;
-void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr, void (*pair)(void *arg, uint32_t s, uint32_t r),
-                       void *arg);
+void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr,
+                       void (*pair)(void *arg, uint32_t s, uint32_t r, uint32_t k), void *arg);
 
 #endif /* KP_MODEL_MODEL_H */

@@ -96,6 +96,17 @@ static int check_channel(const ctx *c, const char *name, const kp_channel *ch)
             if ((rc = check_cost(c, f, p->XG)))
                 return rc;
         }
+        if (p->has_x2) {
+            int rc;
+            snprintf(f, sizeof f, "p2p.%s.pieces[%d].X2", name, i);
+            if (!p->has_x)
+                return refuse(c, f, "needs X and XG (a further exchange is priced only where the first one is)");
+            if ((rc = check_cost(c, f, p->X2)))
+                return rc;
+            snprintf(f, sizeof f, "p2p.%s.pieces[%d].X2G", name, i);
+            if ((rc = check_cost(c, f, p->X2G)))
+                return rc;
+        }
         snprintf(f, sizeof f, "p2p.%s.pieces[%d].L", name, i);
         if (p->L < -(p->o_s + p->o_r))
             return refuse(c, f, "%g is below -(o_s + o_r) = %g (a message would take negative time)", p->L,
@@ -306,6 +317,17 @@ static int load_channel(const ctx *c, const kp_json *p2p, const char *name, kp_c
                 return rc;
             p->has_x = 1;
         }
+        /* a further exchange with the same peer at once: both or neither,
+         * and only with X, XG */
+        p->has_x2 = 0;
+        p->X2 = p->X2G = 0;
+        if (kp_json_get(pc, "X2") || kp_json_get(pc, "X2G")) {
+            if ((rc = get_number(c, pc, f, "X2", &p->X2)) || (rc = get_number(c, pc, f, "X2G", &p->X2G)))
+                return rc;
+            if (!p->has_x)
+                return refuse(c, f, "has X2 and X2G without X and XG (line %d)", pc->line);
+            p->has_x2 = 1;
+        }
     }
     return KP_SUCCESS;
 }
@@ -500,6 +522,12 @@ static void put_channel(FILE *f, const char *name, const kp_channel *ch, int las
             fmt_num(x[0], sizeof x[0], p->X);
             fmt_num(x[1], sizeof x[1], p->XG);
             fprintf(f, ", \"X\": %s, \"XG\": %s", x[0], x[1]);
+        }
+        if (p->has_x2) {
+            char x[2][40];
+            fmt_num(x[0], sizeof x[0], p->X2);
+            fmt_num(x[1], sizeof x[1], p->X2G);
+            fprintf(f, ", \"X2\": %s, \"X2G\": %s", x[0], x[1]);
         }
         fprintf(f, "}%s\n", i == ch->npieces - 1 ? "" : ",");
     }

@@ -13,12 +13,16 @@
 
 /* LogGP parameters of messages up to max_bytes (-1: no limit); with has_x,
  * also the measured time of an exchange (a rank sends s bytes to a peer and
- * receives s bytes from it at once, both ranks alike): X + XG * s */
+ * receives s bytes from it at once, both ranks alike): X + XG * s; with
+ * has_x2 (only with has_x), what a second such exchange with the same peer
+ * at once adds (two messages of s bytes each way in flight): X2 + X2G * s */
 typedef struct kp_loggp {
     int64_t max_bytes;
     double L, o_s, o_r, g, G, O;
     int has_x;
     double X, XG;
+    int has_x2;
+    double X2, X2G;
 } kp_loggp;
 
 /* eager_max when the file has none: the first piece's max_bytes is the

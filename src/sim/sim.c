@@ -42,6 +42,9 @@
  *    still waits for the CPU, so the paired send, the round's other sends,
  *    its copies and earlier receives all count before rest. Two idle ranks
  *    exchanging s bytes finish at X + XG*s; a late message still bounds it.
+ *    A further exchange with the same peer in the round (the k-th pair,
+ *    k >= 2; XP_FURTHER) takes X2 + X2G*s for X + XG*s where the piece has
+ *    them (has_x2: what a second message each way at once adds).
  *    A message that arrives before its receive is posted (the receiver is
  *    late: call.skew, a copy round before the exchange) is parked, not taken
  *    in, when the receive it will meet - the u+1-th unposted receive from
@@ -109,6 +112,7 @@ enum { S_SEND = 0, S_RECV, S_COPY, S_POST, S_WAIT, S_PREAD, S_PWRITE };
 #define M_END 0x8u
 #define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out (flag line), 3 copy_out (segment lines) */
 #define M_SENT 0x10u /* send: it has started (set only when exchanges are priced, xpair) */
+#define XP_FURTHER 0x80000000u /* xpair: a further exchange with the same peer in the round (X2 + X2G*s) */
 #define M_BIG 0x40u
 #define M_VAL_SHIFT 7
 #define M_VAL_MAX ((1u << 25) - 1)
@@ -187,7 +191,9 @@ typedef struct sim {
     int P, ports, rails, nsize, nnodes;
     sop *ops;
     uint64_t *base; /* [P+1] */
-    uint32_t *xpair; /* [nops] or NULL: a receive's paired send of its round (relative index + 1; 0: none) */
+    uint32_t *xpair; /* [nops] or NULL: a receive's paired send of its round (relative index + 1; 0: none),
+                      * with XP_FURTHER when it is not the first exchange with that peer in the round (a
+                      * rank's operations stay below 2^31: the memory limit holds far fewer) */
     int64_t *big;
     size_t nbig, capbig;
     size_t nops, capops;
@@ -285,7 +291,7 @@ void kp_sim_machine_loggp(kp_machine *m, double L, double o, double g, double G,
     kp_params_init(m);
     for (int i = 0; i < 2; i++) {
         kp_channel *ch = i ? &m->inter : &m->intra;
-        ch->piece[0] = (kp_loggp){-1, L, o, o, g, G, O, 0, 0, 0};
+        ch->piece[0] = (kp_loggp){-1, L, o, o, g, G, O, 0, 0, 0, 0, 0, 0};
         ch->eager_max = S < 0 ? -1 : S;
     }
     const kp_linear byte = {.fixed = 0.0, .per_byte = 1.0};
@@ -794,15 +800,17 @@ static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint3
                                                        clk *port, const clk *rail, const kp_loggp *p, int64_t sz,
                                                        double s1, double by)
 {
-    const uint32_t x = s->xpair[s->base[h] + rop_i];
+    const uint32_t xv = s->xpair[s->base[h] + rop_i], x = xv & ~XP_FURTHER;
     if (!x || !(rop(s, h, x - 1)->meta & M_SENT))
         return -1;
     srank *k = &s->rk[h];
     const int64_t ss = op_len(s, *rop(s, h, x - 1));
     const kp_loggp *ps = kp_channel_piece(chan(s, h, rm->src), ss);
     const double s1s = ss > 1 ? (double)(ss - 1) : ss == 0 && s->c->zero_wrap ? -1.0 : 0.0;
-    const double xg = p->XG * (double)sz;
-    double rest = p->X + xg - (ps->o_s + s1s * ps->O); /* the exchange less the send's own CPU time */
+    /* a further exchange with the same peer in the round: what it adds, X2 + X2G*s */
+    const int further = (xv & XP_FURTHER) && p->has_x2;
+    const double xg = (further ? p->X2G : p->XG) * (double)sz;
+    double rest = (further ? p->X2 : p->X) + xg - (ps->o_s + s1s * ps->O); /* less the send's own CPU time */
     if (rest < 0)
         rest = 0;
     double rest_by = xg - s1s * ps->O; /* its per-byte part, for the critical path */
@@ -1260,9 +1268,9 @@ typedef struct xpair_ctx {
     uint32_t *xpair; /* s->xpair + the host's base */
 } xpair_ctx;
 
-static void xpair_one(void *arg, uint32_t send_op, uint32_t recv_op)
+static void xpair_one(void *arg, uint32_t send_op, uint32_t recv_op, uint32_t k)
 {
-    ((xpair_ctx *)arg)->xpair[recv_op] = send_op + 1;
+    ((xpair_ctx *)arg)->xpair[recv_op] = (send_op + 1) | (k ? XP_FURTHER : 0);
 }
 
 /* s->xpair: the k-th receive from q of a round pairs with the k-th send to q
@@ -1300,9 +1308,10 @@ static int pair_exchanges(sim *s)
                     uint32_t kq = 0;
                     for (uint32_t i = b; i < j; i++)
                         kq += (rop(s, h, i)->meta & M_KIND) == S_RECV && rop(s, h, i)->peer == o->peer;
+                    const uint32_t further = kq ? XP_FURTHER : 0;
                     for (uint32_t i = b; i < e; i++)
                         if ((rop(s, h, i)->meta & M_KIND) == S_SEND && rop(s, h, i)->peer == o->peer && kq-- == 0) {
-                            s->xpair[s->base[h] + j] = i + 1;
+                            s->xpair[s->base[h] + j] = (i + 1) | further;
                             break;
                         }
                 }

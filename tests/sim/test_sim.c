@@ -203,8 +203,8 @@ static void test_copy(void)
 static void test_intra_inter(void)
 {
     kp_sim_config c = cfg(KP_COLL_BARRIER, "dissemination", 2, 0, 0, 0, 0, 0, 0, 65536);
-    c.m.intra.piece[0] = (kp_loggp){-1, 100, 10, 12, 20, 0.01, 0, 0, 0, 0};
-    c.m.inter.piece[0] = (kp_loggp){-1, 1000, 50, 60, 100, 0.1, 0, 0, 0, 0};
+    c.m.intra.piece[0] = (kp_loggp){-1, 100, 10, 12, 20, 0.01, 0, 0, 0, 0, 0, 0, 0};
+    c.m.inter.piece[0] = (kp_loggp){-1, 1000, 50, 60, 100, 0.1, 0, 0, 0, 0, 0, 0, 0};
     c.node_size = 2;
     kp_sim_result r = run(&c);
     CHECK_NS(r.max_ns, 10 + 100 + 12);
@@ -356,7 +356,7 @@ static void test_determinism(void)
 static kp_sim_config xcfg(const char *spec, int P, int has_x, double L)
 {
     kp_sim_config c = cfg(KP_COLL_ALLGATHER, spec, P, 100, 0, 0, 0, 0, 0, -1);
-    c.m.intra.piece[0] = (kp_loggp){-1, L, 400, 200, 500, 0, 0, has_x, has_x ? 600 : 0, has_x ? 0.5 : 0};
+    c.m.intra.piece[0] = (kp_loggp){-1, L, 400, 200, 500, 0, 0, has_x, has_x ? 600 : 0, has_x ? 0.5 : 0, 0, 0, 0};
     c.m.memcpy_ = (kp_linear){.fixed = 5, .per_byte = 0.125};
     c.node_size = P;
     return c;
@@ -423,6 +423,32 @@ static void test_measured_exchange(void)
     CHECK_NS(r.rank_ns[0], 667.5);
     CHECK_NS(r.rank_ns[1], 667.5);
     kp_sim_result_free(&r);
+    /* a further exchange with the same peer (has_x2: X2 + X2G*s), the
+     * split above: message 1 as before (647.5); message 2, taken in at
+     * 1047.5, is the second exchange with the peer in the round, so rest =
+     * X2 + X2G*50 - o_s. X2 500, X2G 1: 150 -> max(947.5, 1197.5) = 1197.5,
+     * + 40 of copies -> 1237.5. X2 100: 150 - 400 < 0, rest 0 -> 1047.5 +
+     * 40 = 1087.5 (the message's own bound, 747.5 + 200, is below). Message
+     * 1 is the first exchange with the peer and keeps X. Without has_x2 the
+     * same numbers change nothing (1312.5). */
+    static const struct {
+        int has_x2;
+        double X2, want;
+    } fx[] = {{1, 500, 1237.5}, {1, 100, 1087.5}, {0, 100, 1312.5}};
+    for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+        c = xcfg("concurrent_exchange_split:C=2", 2, 1, -300);
+        c.m.intra.piece[0].has_x2 = fx[i].has_x2;
+        c.m.intra.piece[0].X2 = fx[i].X2;
+        c.m.intra.piece[0].X2G = 1;
+        r = run(&c);
+        CHECK_NS(r.rank_ns[0], fx[i].want);
+        CHECK_NS(r.rank_ns[1], fx[i].want);
+        double sum = 0;
+        for (int k = 0; k < KP_SIM_NCAT; k++)
+            sum += r.cp[k];
+        CHECK_NS(sum, r.max_ns);
+        kp_sim_result_free(&r);
+    }
 }
 
 /* a builder's refusal is reported, not an error */

@@ -46,10 +46,10 @@ static void machine(void)
 {
     kp_params_init(&M);
     M.intra.npieces = 2;
-    M.intra.piece[0] = (kp_loggp){1024, 1000, 100, 200, 300, 1, 0.5, 0, 0, 0};
-    M.intra.piece[1] = (kp_loggp){-1, 2000, 400, 500, 600, 0.5, 0, 0, 0, 0};
+    M.intra.piece[0] = (kp_loggp){1024, 1000, 100, 200, 300, 1, 0.5, 0, 0, 0, 0, 0, 0};
+    M.intra.piece[1] = (kp_loggp){-1, 2000, 400, 500, 600, 0.5, 0, 0, 0, 0, 0, 0, 0};
     M.inter.npieces = 1;
-    M.inter.piece[0] = (kp_loggp){-1, 5000, 100, 100, 1000, 2, 0, 0, 0, 0};
+    M.inter.piece[0] = (kp_loggp){-1, 5000, 100, 100, 1000, 2, 0, 0, 0, 0, 0, 0, 0};
     M.flag = (kp_linear){.fixed = 50, .per_byte = 0};
     M.copy_in = (kp_linear){.fixed = 10, .per_byte = 0.25};
     M.copy_out = (kp_linear){.fixed = 20, .per_byte = 0.5};
@@ -286,7 +286,7 @@ static void test_overlapping_overheads(void)
     const kp_channel saved = M.intra;
     M.intra.npieces = 1;
     M.intra.eager_max = KP_EAGER_FIRST_PIECE;
-    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0, 0, 0, 0};
+    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0, 0, 0, 0, 0, 0, 0};
     kp_layout L = one_node(2);
     kp_model_result r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
     CHECK_TIME(r, 617.5, 1000 + 100);
@@ -328,7 +328,7 @@ static void test_exchange(void)
     const kp_channel saved = M.intra;
     M.intra.npieces = 1;
     M.intra.eager_max = KP_EAGER_FIRST_PIECE;
-    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0, 1, 600, 0.5};
+    M.intra.piece[0] = (kp_loggp){-1, -300, 400, 200, 500, 0, 0, 1, 600, 0.5, 0, 0, 0};
     kp_layout L = one_node(2);
     kp_model_result r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
     CHECK_TIME(r, 667.5, 1000 + 100);
@@ -336,6 +336,22 @@ static void test_exchange(void)
     CHECK(NEAR(r.time_ns, 1412.5));
     if (!NEAR(r.time_ns, 1412.5))
         fprintf(stderr, "  split exchange: got %.3f, want 1412.5\n", r.time_ns);
+    /* a further exchange with the same peer (has_x2, X2 + X2G*s): the
+     * split's receive 2 pays X2 + X2G*50 - own instead of 225. X2 500,
+     * X2G 1: 150 -> 1147.5 + 150 = 1297.5 (> 800), + 40 -> 1337.5. X2 100:
+     * 150 - 400 < 0 -> 0 -> 1147.5, + 40 -> 1187.5. Receive 1 is the
+     * first exchange with the peer and keeps X. */
+    M.intra.piece[0].has_x2 = 1;
+    M.intra.piece[0].X2 = 500;
+    M.intra.piece[0].X2G = 1;
+    r = predict(KP_COLL_ALLGATHER, "concurrent_exchange_split:C=2", &L, 2, 100, 0);
+    CHECK(NEAR(r.time_ns, 1337.5));
+    M.intra.piece[0].X2 = 100;
+    r = predict(KP_COLL_ALLGATHER, "concurrent_exchange_split:C=2", &L, 2, 100, 0);
+    CHECK(NEAR(r.time_ns, 1187.5));
+    r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0); /* one exchange: X2 plays no part */
+    CHECK_TIME(r, 667.5, 1000 + 100);
+    M.intra.piece[0].has_x2 = 0;
     M.intra.piece[0].L = 1000;
     r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
     CHECK(NEAR(r.time_ns, 1600));

@@ -93,7 +93,8 @@ static int eq_channel(const kp_channel *a, const kp_channel *b)
     for (int i = 0; i < a->npieces; i++) {
         const kp_loggp *x = &a->piece[i], *y = &b->piece[i];
         if (x->max_bytes != y->max_bytes || x->L != y->L || x->o_s != y->o_s || x->o_r != y->o_r || x->g != y->g ||
-            x->G != y->G || x->O != y->O || x->has_x != y->has_x || x->X != y->X || x->XG != y->XG)
+            x->G != y->G || x->O != y->O || x->has_x != y->has_x || x->X != y->X || x->XG != y->XG || x->has_x2 != y->has_x2 ||
+            x->X2 != y->X2 || x->X2G != y->X2G)
             return 0;
     }
     return a->eager_max == b->eager_max;
@@ -174,8 +175,8 @@ static void test_round_trip(void)
         p->O = i == 2 ? 0.0 : 2.0 / 7.0;
     }
     a.inter.npieces = 2;
-    a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0, 1, 701.0625, 0.0123456789};
-    a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1, 0, 0, 0};
+    a.inter.piece[0] = (kp_loggp){8192, 3000.5, 400.25, 410.125, 1e-300, 0.3, 0.0, 1, 701.0625, 0.0123456789, 1, 96.5, 0.03125};
+    a.inter.piece[1] = (kp_loggp){-1, 1e6, 1e-6, 0.7, 5, 0.123456789012345678, 1, 0, 0, 0, 0, 0, 0};
     a.flag = (kp_linear){.fixed = 87.654321, .per_byte = 0};
     a.data_line = 29.5;
     a.copy_in = (kp_linear){.fixed = 1.1, .per_byte = 0.0612345};
@@ -284,6 +285,15 @@ static void test_bad(void)
     BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 1, \"XG\": -0.5, ",
               "p2p.intra.pieces[0].XG: -0.5 is negative");
     BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": \"1\", \"XG\": 0.5, ", "p2p.intra.pieces[0].X: is a string");
+    /* a further exchange: X2 and X2G both or neither, only with X and XG, not negative */
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 1, \"XG\": 0.5, \"X2\": 250, ",
+              "p2p.intra.pieces[0].X2G: missing");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X2\": 250, \"X2G\": 0.1, ",
+              "p2p.intra.pieces[0]: has X2 and X2G without X and XG");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 1, \"XG\": 0.5, \"X2\": -1, \"X2G\": 0.1, ",
+              "p2p.intra.pieces[0].X2: -1 is negative");
+    BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 1, \"XG\": 0.5, \"X2\": 1, \"X2G\": -0.5, ",
+              "p2p.intra.pieces[0].X2G: -0.5 is negative");
     /* the optional second slope: both fields, a positive integer bound */
     BAD_SUBST("\"per_byte\": 0.06}", "\"per_byte\": 0.06, \"large_from\": 32768}",
               "shm.copy_in.large_per_byte: missing");
@@ -363,6 +373,13 @@ static void test_optional_fields(void)
         CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
         CHECK(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
               m.intra.piece[1].XG == 0.0625);
+        CHECK(!m.intra.piece[1].has_x2); /* no further exchange: X alone prices it */
+        char *tx2 = subst(good, "\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, \"X2\": 75.25, \"X2G\": 0.5, ");
+        write_file(tx2, strlen(tx2));
+        free(tx2);
+        CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+        CHECK(!m.intra.piece[0].has_x2 && m.intra.piece[1].has_x2 && m.intra.piece[1].X2 == 75.25 &&
+              m.intra.piece[1].X2G == 0.5);
         write_file(good, strlen(good));
         CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
     }

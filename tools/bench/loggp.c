@@ -33,6 +33,9 @@
  *   x(s)   = an exchange: both ranks MPI_Irecv, MPI_Isend, MPI_Waitall (or
  *            MPI_Sendrecv) s bytes with each other, n times back to back;
  *            A's time per exchange over exchanges 2..n
+ *   x2(s)  = the same with two messages of s bytes each way at once (two
+ *            MPI_Irecv, two MPI_Isend, one MPI_Waitall: a round that sends
+ *            a peer two blocks, as concurrent_exchange_split does)
  *
  * Fits (tools/bench/fit.c, least squares of relative errors): RTT(s)/2
  * over all sizes is split into pieces at protocol changes (a jump or a
@@ -46,7 +49,8 @@
  * intercepts of the fits of o_s(s), o_r(s); O = b - G, so the CPU's copy
  * shows as O where the gap per byte does not explain the latency per
  * byte; X + XG*s the fit of x(s) (the exchange the cost model prices on
- * its own, docs/PARAMETERS.md); L = a + G - o_s - o_r, so that one message, o_s + O*s + L +
+ * its own, docs/PARAMETERS.md); X2 + X2G*s the fit of x2(s) - x(s), what a
+ * further exchange with the same peer at once adds; L = a + G - o_s - o_r, so that one message, o_s + O*s + L +
  * (s-1)*G + o_r, is RTT(s)/2 of the fit. Where o_s + o_r exceed a + G (in
  * shared memory the receiver copies while the sender's overhead runs, so
  * the two overlap), L is negative and the overheads keep their measured
@@ -111,13 +115,14 @@
  * size compared too. -o FILE: write the parameter file (kp_params_save),
  * after kp_params_check; the command line and machine go into "machine".
  *
- * Output: a table per channel (size, RTT/2, g(s), o_s(s), o_r(s), x(s), piece)
+ * Output: a table per channel (size, RTT/2, g(s), o_s(s), o_r(s), x(s), x2(s), piece)
  * and the fitted pieces; the shared-memory table and fits. --format json:
  * one object per measured point ("kind": "p2p" with "channel", "size",
- * "rtt_half_us", "gap_us", "o_s_us", "o_r_us", "xchg_us", "piece"; "kind": "shm" with
+ * "rtt_half_us", "gap_us", "o_s_us", "o_r_us", "xchg_us", "xchg2_us", "piece"; "kind": "shm" with
  * "op", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
  * "max_bytes", "L_ns", "o_s_ns", "o_r_ns", "g_ns", "G_ns_per_byte",
- * "O_ns_per_byte", "X_ns", "XG_ns_per_byte", "rms"; or "op", "fixed_ns", "per_byte_ns"), each with
+ * "O_ns_per_byte", "X_ns", "XG_ns_per_byte", "X2_ns", "X2G_ns_per_byte", "rms"; or "op", "fixed_ns",
+ * "per_byte_ns"), each with
  * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Last,
  * how loaded the machine looked (text: "# machine load", and "# LOADED"
  * when it was; JSON "kind": "load" with "load_average_start",
@@ -154,7 +159,7 @@ typedef struct lg_opts {
 
 /* measured per size of one channel (ns) */
 typedef struct lg_point {
-    double rtt_half, gap, o_s, o_r, xchg;
+    double rtt_half, gap, o_s, o_r, xchg, xchg2;
     int piece;
 } lg_point;
 
@@ -394,13 +399,17 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
     MPI_Bcast(med, o->nsizes, MPI_DOUBLE, 1, pc);
 }
 
-/* XCH(s): both ranks exchange s bytes with each other n times back to back,
- * each exchange as the executor makes one (MPI_Irecv, MPI_Isend,
- * MPI_Waitall; --blocking: MPI_Sendrecv); A's time per exchange over
- * exchanges 2..n (the first absorbs the ranks' different starting times),
- * sizes interleaved; med[i] = the median over runs (on A). */
-static void xchg_all(MPI_Comm pc, int me, int n, unsigned char *buf, unsigned char *rbuf, const lg_opts *o, double *v,
-                     double *med)
+/* XCH_m(s): both ranks exchange s bytes with each other n times back to
+ * back, each exchange as the executor makes one (MPI_Irecv, MPI_Isend,
+ * MPI_Waitall; --blocking: MPI_Sendrecv); with m = 2, two messages of s
+ * bytes each way at once (MPI_Irecv x 2, MPI_Isend x 2 from buf and buf + s,
+ * MPI_Waitall of the four: a round that sends a peer two blocks, as
+ * concurrent_exchange_split's halves; --blocking: two MPI_Sendrecv). A's
+ * time per exchange over exchanges 2..n (the first absorbs the ranks'
+ * different starting times), sizes interleaved; med[i] = the median over
+ * runs (on A). buf and rbuf hold m * the largest size. */
+static void xchg_all(MPI_Comm pc, int me, int n, int m, unsigned char *buf, unsigned char *rbuf, const lg_opts *o,
+                     double *v, double *med)
 {
     const int peer = 1 - me;
     for (int r = 0; r < o->warmup + o->iters; r++)
@@ -411,13 +420,16 @@ static void xchg_all(MPI_Comm pc, int me, int n, unsigned char *buf, unsigned ch
             double t1 = 0;
             for (int k = 0; k < n; k++) {
                 if (blocking) {
-                    MPI_Sendrecv(buf, (int)s, MPI_BYTE, peer, TAG, rbuf, (int)s, MPI_BYTE, peer, TAG, pc,
-                                 MPI_STATUS_IGNORE);
+                    for (int q = 0; q < m; q++)
+                        MPI_Sendrecv(buf + (size_t)q * s, (int)s, MPI_BYTE, peer, TAG, rbuf + (size_t)q * s, (int)s,
+                                     MPI_BYTE, peer, TAG, pc, MPI_STATUS_IGNORE);
                 } else {
-                    MPI_Request rq[2];
-                    MPI_Irecv(rbuf, (int)s, MPI_BYTE, peer, TAG, pc, &rq[0]);
-                    MPI_Isend(buf, (int)s, MPI_BYTE, peer, TAG, pc, &rq[1]);
-                    MPI_Waitall(2, rq, kb_statuses_ignore);
+                    MPI_Request rq[4];
+                    for (int q = 0; q < m; q++)
+                        MPI_Irecv(rbuf + (size_t)q * s, (int)s, MPI_BYTE, peer, TAG, pc, &rq[q]);
+                    for (int q = 0; q < m; q++)
+                        MPI_Isend(buf + (size_t)q * s, (int)s, MPI_BYTE, peer, TAG, pc, &rq[m + q]);
+                    MPI_Waitall(2 * m, rq, kb_statuses_ignore);
                 }
                 if (k == 0)
                     t1 = kb_now_ns();
@@ -457,7 +469,7 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
     int me;
     MPI_Comm_rank(pc, &me);
     double rtt[LG_MAX_SIZES], trn[LG_MAX_SIZES], trd[LG_MAX_SIZES], orr[LG_MAX_SIZES], d[LG_MAX_SIZES],
-        wait[LG_MAX_SIZES], xch[LG_MAX_SIZES];
+        wait[LG_MAX_SIZES], xch[LG_MAX_SIZES], xch2[LG_MAX_SIZES];
     if (me == 0)
         show_progress(name, o->sizes[0]);
     prtt_all(pc, me, 1, NULL, buf, rbuf, o, v, rtt);
@@ -473,7 +485,8 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
         show_progress(name, o->sizes[o->nsizes - 1]);
     prtt_all(pc, me, o->n, d, buf, rbuf, o, v, trd);
     recv_overhead_all(pc, me, wait, buf, rbuf, o, v, orr);
-    xchg_all(pc, me, o->n, buf, rbuf, o, v, xch);
+    xchg_all(pc, me, o->n, 1, buf, rbuf, o, v, xch);
+    xchg_all(pc, me, o->n, 2, buf, rbuf, o, v, xch2);
     for (int i = 0; i < o->nsizes; i++) {
         double g = (trn[i] - rtt[i]) / (o->n - 1);
         pt[i].rtt_half = rtt[i] / 2;
@@ -483,6 +496,7 @@ static void measure_p2p(MPI_Comm pc, const lg_opts *o, const char *name, lg_poin
             pt[i].o_s = 0;
         pt[i].o_r = orr[i];
         pt[i].xchg = xch[i];
+        pt[i].xchg2 = xch2[i];
         if (o->check)
             *bad += p2p_check(pc, me, o->sizes[i], i, buf, scratch);
     }
@@ -506,7 +520,7 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
                         double *scale, int *xs)
 {
     double x[LG_MAX_SIZES], y[LG_MAX_SIZES], yg[LG_MAX_SIZES], ys[LG_MAX_SIZES], yr[LG_MAX_SIZES],
-        yx[LG_MAX_SIZES];
+        yx[LG_MAX_SIZES], y2[LG_MAX_SIZES];
     int n = o->nsizes;
     for (int i = 0; i < n; i++) {
         x[i] = (double)o->sizes[i];
@@ -515,6 +529,7 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         ys[i] = pt[i].o_s;
         yr[i] = pt[i].o_r;
         yx[i] = pt[i].xchg;
+        y2[i] = pt[i].xchg2 - pt[i].xchg; /* what the second message each way adds */
     }
     /* the pieces fit RTT/2, the exchange, the sender's overhead and the
      * gap together: Open MPI's fast boxes end at 256 B, where o_s and g
@@ -537,8 +552,9 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
     ch->npieces = pcs->npieces;
     for (int p = 0; p < pcs->npieces; p++) {
         int lo = pcs->start[p], hi = pcs->start[p + 1];
-        kb_line lg, ls, lr, lx;
+        kb_line lg, ls, lr, lx, l2;
         kb_fit_line(x + lo, yx + lo, hi - lo, &lx);
+        kb_fit_line(x + lo, y2 + lo, hi - lo, &l2);
         kb_fit_line(x + lo, yg + lo, hi - lo, &lg);
         kb_fit_line(x + lo, ys + lo, hi - lo, &ls);
         kb_fit_line(x + lo, yr + lo, hi - lo, &lr);
@@ -556,6 +572,11 @@ static void fit_channel(const lg_opts *o, lg_point *pt, kp_channel *ch, kb_piece
         q->has_x = 1;
         q->X = clamp0(lx.a);
         q->XG = clamp0(lx.b);
+        /* and what a second exchange with the same peer in that round adds
+         * (two messages each way in flight: MPI overlaps them) */
+        q->has_x2 = 1;
+        q->X2 = clamp0(l2.a);
+        q->X2G = clamp0(l2.b);
         /* one message, o_s + O*s + L + (s-1)*G + o_r, is the fit of RTT(s)/2.
          * Overheads measured larger than that keep their values and L goes
          * negative: the sender's overhead overlaps the transfer (Open MPI's
@@ -1003,27 +1024,30 @@ static void print_channel(const lg_opts *o, const char *name, const lg_point *pt
     if (o->json) {
         for (int i = 0; i < o->nsizes; i++) {
             printf("{\"coll\":\"loggp\",\"kind\":\"p2p\",\"channel\":\"%s\",\"size\":%zu,\"rtt_half_us\":%.4f,"
-                   "\"gap_us\":%.4f,\"o_s_us\":%.4f,\"o_r_us\":%.4f,\"xchg_us\":%.4f,\"piece\":%d",
+                   "\"gap_us\":%.4f,\"o_s_us\":%.4f,\"o_r_us\":%.4f,\"xchg_us\":%.4f,\"xchg2_us\":%.4f,"
+                   "\"piece\":%d",
                    name, o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3, pt[i].o_s * 1e-3, pt[i].o_r * 1e-3,
-                   pt[i].xchg * 1e-3, pt[i].piece);
+                   pt[i].xchg * 1e-3, pt[i].xchg2 * 1e-3, pt[i].piece);
             json_tail(mpi, P, o, bad);
         }
         for (int p = 0; p < ch->npieces; p++) {
             const kp_loggp *q = &ch->piece[p];
             printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"channel\":\"%s\",\"piece\":%d,\"max_bytes\":%lld,"
                    "\"L_ns\":%.2f,\"o_s_ns\":%.2f,\"o_r_ns\":%.2f,\"g_ns\":%.2f,\"G_ns_per_byte\":%.5f,"
-                   "\"O_ns_per_byte\":%.5f,\"X_ns\":%.2f,\"XG_ns_per_byte\":%.5f,\"rms\":%.4f",
-                   name, p, (long long)q->max_bytes, q->L, q->o_s, q->o_r, q->g, q->G, q->O, q->X, q->XG,
-                   pcs->piece[p].rms);
+                   "\"O_ns_per_byte\":%.5f,\"X_ns\":%.2f,\"XG_ns_per_byte\":%.5f,\"X2_ns\":%.2f,"
+                   "\"X2G_ns_per_byte\":%.5f,\"rms\":%.4f",
+                   name, p, (long long)q->max_bytes, q->L, q->o_s, q->o_r, q->g, q->G, q->O, q->X, q->XG, q->X2,
+                   q->X2G, pcs->piece[p].rms);
             json_tail(mpi, P, o, bad);
         }
         return;
     }
-    printf("%-12s%14s%12s%12s%12s%12s%7s\n", "# size(B)", "RTT/2(us)", "g(s)(us)", "o_s(us)", "o_r(us)", "xchg(us)",
-           "piece");
+    printf("%-12s%14s%12s%12s%12s%12s%12s%7s\n", "# size(B)", "RTT/2(us)", "g(s)(us)", "o_s(us)", "o_r(us)",
+           "xchg(us)", "xchg2(us)", "piece");
     for (int i = 0; i < o->nsizes; i++)
-        printf("%-12zu%14.3f%12.3f%12.3f%12.3f%12.3f%7d\n", o->sizes[i], pt[i].rtt_half * 1e-3, pt[i].gap * 1e-3,
-               pt[i].o_s * 1e-3, pt[i].o_r * 1e-3, pt[i].xchg * 1e-3, pt[i].piece);
+        printf("%-12zu%14.3f%12.3f%12.3f%12.3f%12.3f%12.3f%7d\n", o->sizes[i], pt[i].rtt_half * 1e-3,
+               pt[i].gap * 1e-3, pt[i].o_s * 1e-3, pt[i].o_r * 1e-3, pt[i].xchg * 1e-3, pt[i].xchg2 * 1e-3,
+               pt[i].piece);
     printf("# p2p.%s: %d piece%s (rms error of RTT/2: one line %.1f%%", name, pcs->npieces,
            pcs->npieces == 1 ? "" : "s", 100 * pcs->rms_one);
     for (int p = 0; p < pcs->npieces && pcs->npieces > 1; p++)
@@ -1037,12 +1061,12 @@ static void print_channel(const lg_opts *o, const char *name, const lg_point *pt
         printf("#   eager limit: %lld bytes (the first jump; larger messages rendezvous)\n", (long long)ch->eager_max);
     else
         printf("#   eager limit: none found (no jump between pieces: every message eager)\n");
-    printf("%-9s%11s%10s%10s%10s%10s%12s%12s%10s%12s\n", "# piece", "max_bytes", "L(ns)", "o_s(ns)", "o_r(ns)",
-           "g(ns)", "G(ns/B)", "O(ns/B)", "X(ns)", "XG(ns/B)");
+    printf("%-9s%11s%10s%10s%10s%10s%12s%12s%10s%12s%10s%12s\n", "# piece", "max_bytes", "L(ns)", "o_s(ns)",
+           "o_r(ns)", "g(ns)", "G(ns/B)", "O(ns/B)", "X(ns)", "XG(ns/B)", "X2(ns)", "X2G(ns/B)");
     for (int p = 0; p < ch->npieces; p++) {
         const kp_loggp *q = &ch->piece[p];
-        printf("# %-7d%11lld%10.1f%10.1f%10.1f%10.1f%12.5f%12.5f%10.1f%12.5f", p, (long long)q->max_bytes, q->L,
-               q->o_s, q->o_r, q->g, q->G, q->O, q->X, q->XG);
+        printf("# %-7d%11lld%10.1f%10.1f%10.1f%10.1f%12.5f%12.5f%10.1f%12.5f%10.1f%12.5f", p, (long long)q->max_bytes,
+               q->L, q->o_s, q->o_r, q->g, q->G, q->O, q->X, q->XG, q->X2, q->X2G);
         if (scale[p] <= 0.0)
             printf("  (RTT/2's line starts below 0: fixed costs 0)");
         else if (q->L < 0)
@@ -1125,7 +1149,8 @@ static int loggp_main(int argc, char **argv)
     int cores, oversub = kb_oversubscribed(MPI_COMM_WORLD, &cores);
 
     size_t maxs = o.sizes[o.nsizes - 1];
-    unsigned char *buf = malloc(maxs), *buf2 = malloc(maxs), *scratch = malloc(maxs);
+    /* two messages of the largest size at once (the exchange of two) */
+    unsigned char *buf = malloc(2 * maxs), *buf2 = malloc(2 * maxs), *scratch = malloc(maxs);
     int vn = o.iters * o.nsizes > 1000 ? o.iters * o.nsizes : 1000;
     double *v = malloc((size_t)vn * sizeof(double));
     int ok = buf && buf2 && scratch && v, gok;
@@ -1135,8 +1160,8 @@ static int loggp_main(int argc, char **argv)
             fprintf(stderr, "kport-bench: loggp: cannot allocate buffers of %zu bytes\n", maxs);
         return 1;
     }
-    memset(buf, 0, maxs);
-    memset(buf2, 0, maxs);
+    memset(buf, 0, 2 * maxs);
+    memset(buf2, 0, 2 * maxs);
 
     char mpi[256], knodes[256];
     kb_mpi_library_name(mpi, sizeof(mpi));
