@@ -39,7 +39,7 @@ b2b=${BENCH_B2B:-8}
 b2b_algs=${BENCH_B2B_ALGS:-native,auto,memcpy}
 mpis=${BENCH_MPIS:-ompi mpich}
 mkdir -p "$out"
-rm -rf "$out"/moved-* "$out"/sentinel-*.json # attempts of an earlier run
+rm -rf "$out"/moved-* # attempts of an earlier run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 files=() plots=()
 # Measure the machine first: LogGP and shared-memory costs per build, P = 2.
@@ -49,11 +49,8 @@ files=() plots=()
 # minutes at a time, parameters measured in one phase predict medians
 # measured in another 2-3x off (docs/PERFORMANCE.md, "Predicted against
 # measured"). When the two measurements disagree by more than 25 % (flag,
-# copy, point-to-point one-way, exchanges of 512 B, 4 KiB, 64 KiB), or the
-# exchanges the all-gather itself times after each of its rounds at P = 2
-# (--sentinel) disagree with the first by more than 25 % (a slow phase between
-# two loggp runs that agree), the run says so and measures all three again,
-# BENCH_RETRIES times at most.
+# copy, point-to-point one-way, exchanges of 512 B, 4 KiB, 64 KiB), the run
+# says so and measures all three again, BENCH_RETRIES times at most.
 params() { echo "$out/params-$1.json"; }
 runner() { # sets run and bin for build $1 at $2 ranks
     if [ "$1" = ompi ]; then
@@ -68,17 +65,16 @@ loggp() { # build, parameter file, JSON lines (or /dev/null)
     # shellcheck disable=SC2086
     "${run[@]}" "$bin" loggp -o "$2" --format json ${BENCH_LOGGP_ARGS:-} > "$3"
 }
-isolated() { # collective, build[, sentinel file]: the isolated run with predictions
+isolated() { # collective, build: the isolated run with predictions
     runner "$2" "$np"
     local f="$out/$1-$2-p$np.jsonl" pr=(--predict "$(params "$2")")
-    [ -n "${3:-}" ] && pr+=(--sentinel "$3")
     echo "== $1, $2, P=$np: ${run[*]} $bin $1 ${pr[*]} --format json ${BENCH_ARGS:-}" >&2
     # shellcheck disable=SC2086
     "${run[@]}" "$bin" "$1" "${pr[@]}" --format json ${BENCH_ARGS:-} > "$f"
 }
-moved() { # before, after, build[, sentinel]: prints what moved; true when something did
-    python3 - "$1" "$2" "$3" "${4:-}" <<'PY'
-import json, os, sys
+moved() { # before, after, build: prints what moved; true when something did
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 def one_way(p):  # the smallest message: o_s + L + o_r of the first intra piece
     x = p["p2p"]["intra"]["pieces"][0]
@@ -101,13 +97,6 @@ for name, f in keys:
     x, y = f(a), f(b)
     if min(x, y) > 0 and max(x, y) / min(x, y) > 1.25:
         bad.append("%s %.4g -> %.4g" % (name, x, y))
-# the exchanges timed between the all-gather's rounds against the first loggp
-if sys.argv[4] and os.path.exists(sys.argv[4]):
-    sn = json.load(open(sys.argv[4]))
-    for s, y in zip(sn["sizes"], sn["xchg_ns"]):
-        x = exchange(s)(a)
-        if min(x, y) > 0 and max(x, y) / min(x, y) > 1.25:
-            bad.append("p2p exchange %d B %.4g, during it %.4g" % (s, x, y))
 if bad:
     print("%s: the machine's parameters moved during the all-gather (%s)" % (sys.argv[3], ", ".join(bad)))
 sys.exit(0 if bad else 1)
@@ -123,12 +112,10 @@ for mpi in $mpis; do
     for ((attempt = 1; ; attempt++)); do
         loggp "$mpi" "$(params "$mpi")" "$f"
         [ "$recheck" = 1 ] || break
-        sentinel=""
-        [ "$np" = 2 ] && sentinel="$out/sentinel-$mpi.json"
-        isolated allgather "$mpi" "$sentinel"
+        isolated allgather "$mpi"
         after="$out/params-$mpi-after.json"
         loggp "$mpi" "$after" /dev/null
-        if ! why=$(moved "$(params "$mpi")" "$after" "$mpi" "$sentinel"); then
+        if ! why=$(moved "$(params "$mpi")" "$after" "$mpi"); then
             break
         fi
         if [ "$attempt" -ge "$tries" ]; then
@@ -136,7 +123,7 @@ for mpi in $mpis; do
             break
         fi
         mkdir -p "$out/moved-$attempt"
-        cp "$(params "$mpi")" "$after" "$f" "$out/allgather-$mpi-p$np.jsonl" ${sentinel:+"$sentinel"} "$out/moved-$attempt/"
+        cp "$(params "$mpi")" "$after" "$f" "$out/allgather-$mpi-p$np.jsonl" "$out/moved-$attempt/"
         echo "bench: $why; measuring it again (attempt $((attempt + 1)) of $tries; this attempt kept in $out/moved-$attempt/)" >&2
         warnings+=("bench: $why in attempt $attempt (kept in $out/moved-$attempt/); measured again")
     done

@@ -97,17 +97,6 @@
  * (predicted / measured); JSON records gain "predicted_us" and
  * "predicted_hockney_us" (null for native MPI, memcpy, n/a and failed
  * rows). The prediction is of an isolated call, also under --b2b.
- *
- * Sentinel (--sentinel FILE, two ranks): after every round, at each of
- * 512 B, 4 KiB and 64 KiB, 32 untimed exchanges (MPICH's exchanges right
- * after the round's 1 MiB calls took 1.3-1.5x their time) and three timed
- * trains of 8 (kb_xchg_train, as kport-bench loggp times x(s)), between
- * page-aligned buffers; rank 0 writes the medians over the rounds
- * to FILE as one JSON object ("kind": "sentinel", "sizes", "xchg_ns",
- * "samples"). scripts/bench.sh compares them with the parameter file the
- * predictions come from: the machine's state during the collectives, not
- * only before and after them (a slow phase of 20 s between two loggp runs
- * that agree took every Open MPI cell to 1.7x its prediction).
  */
 #include "harness.h"
 #include "probe.h"
@@ -159,7 +148,6 @@ typedef struct options {
     int ntransports;
     const char *predict; /* --predict FILE */
     kp_machine machine;  /* its parameters (when predict) */
-    const char *sentinel; /* --sentinel FILE */
 } options;
 
 static void usage(FILE *f, const void *arg)
@@ -201,8 +189,6 @@ static void usage(FILE *f, const void *arg)
             "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
             "  --predict F   beside every kport median, the cost model's prediction from the machine\n"
             "                parameter file F (kport-bench loggp writes it) and predicted / measured\n"
-            "  --sentinel F  (2 ranks) after every round, time exchanges of 512 B, 4 KiB, 64 KiB as\n"
-            "                loggp does; write their medians to F (JSON): the machine's state meanwhile\n"
             "  -h, --help    this help\n"
             "\n"
             "Latency of one iteration (batch) is the maximum over ranks, from a start line (a\n"
@@ -439,10 +425,6 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
             if (kp_params_load(val, &o->machine, err, sizeof err) != KP_SUCCESS)
                 bad_usage(o, "--predict: %s", err);
             o->predict = val;
-            continue;
-        }
-        if ((val = kb_long_option(argc, argv, &i, "--sentinel", usage, coll))) {
-            o->sentinel = val;
             continue;
         }
         if ((val = kb_long_option(argc, argv, &i, "--transports", usage, coll))) {
@@ -1207,104 +1189,6 @@ static void predict_row(const options *o, const kp_layout *L, int P, size_t size
 }
 
 /* ------------------------------------------------------------------------- */
-/* Sentinel (--sentinel)                                                      */
-/* ------------------------------------------------------------------------- */
-
-#define SENT_SIZES 3
-#define SENT_TRAINS 3 /* per size and round */
-static const size_t sent_size[SENT_SIZES] = {512, 4096, 65536};
-
-typedef struct sentinel {
-    MPI_Comm comm;
-    unsigned char *buf, *rbuf;
-    double *v; /* [SENT_SIZES][cap]: rank 0's ns per exchange */
-    int n, cap;
-} sentinel;
-
-/* 0, or -1 when out of memory (on any rank) */
-static int sentinel_open(sentinel *sn, int rounds)
-{
-    memset(sn, 0, sizeof *sn);
-    sn->cap = rounds * SENT_TRAINS;
-    /* page-aligned, as the collectives' own large buffers (mmap'd by
-     * malloc): MPICH's 64 KiB exchange between heap buffers off a page
-     * boundary took 3.7x its time between aligned ones */
-    void *b = NULL, *rb = NULL;
-    if (posix_memalign(&b, 4096, sent_size[SENT_SIZES - 1]) || posix_memalign(&rb, 4096, sent_size[SENT_SIZES - 1])) {
-        free(b);
-        b = rb = NULL;
-    }
-    sn->buf = b;
-    sn->rbuf = rb;
-    if (b && rb) {
-        memset(b, 0, sent_size[SENT_SIZES - 1]);
-        memset(rb, 0, sent_size[SENT_SIZES - 1]);
-    }
-    sn->v = malloc((size_t)SENT_SIZES * (size_t)sn->cap * sizeof(double));
-    int ok = sn->buf && sn->rbuf && sn->v, gok;
-    MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Comm_dup(MPI_COMM_WORLD, &sn->comm);
-    return gok ? 0 : -1;
-}
-
-/* one round's trains per size: 32 untimed exchanges, then SENT_TRAINS timed trains */
-static void sentinel_round(sentinel *sn, int rank)
-{
-    MPI_Barrier(sn->comm);
-    for (int i = 0; i < SENT_SIZES; i++) {
-        kb_xchg_train(sn->comm, rank, 32, 1, 0, sn->buf, sn->rbuf, sent_size[i]);
-        for (int t = 0; t < SENT_TRAINS; t++) {
-            const double ns = kb_xchg_train(sn->comm, rank, 8, 1, 0, sn->buf, sn->rbuf, sent_size[i]);
-            if (sn->n + t < sn->cap)
-                sn->v[(size_t)i * (size_t)sn->cap + (size_t)(sn->n + t)] = ns;
-        }
-    }
-    sn->n = sn->n + SENT_TRAINS < sn->cap ? sn->n + SENT_TRAINS : sn->cap;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* rank 0 writes the medians; 0, or 1 when the file cannot be written */
-static int sentinel_close(sentinel *sn, int rank, const char *path, const char *coll, const char *mpi)
-{
-    int rc = 0;
-    if (rank == 0 && sn->n > 0) {
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            fprintf(stderr, "kport-bench: --sentinel: cannot write %s\n", path);
-            rc = 1;
-        } else {
-            fprintf(f, "{\"kind\": \"sentinel\", \"coll\": \"%s\", \"mpi\": ", coll);
-            kb_json_string(f, mpi);
-            fprintf(f, ", \"P\": 2, \"samples\": %d, \"sizes\": [", sn->n);
-            for (int i = 0; i < SENT_SIZES; i++)
-                fprintf(f, "%s%zu", i ? ", " : "", sent_size[i]);
-            fprintf(f, "], \"xchg_ns\": [");
-            for (int i = 0; i < SENT_SIZES; i++) {
-                double *v = sn->v + (size_t)i * (size_t)sn->cap;
-                qsort(v, (size_t)sn->n, sizeof *v, cmp_dbl);
-                const double med = sn->n % 2 ? v[sn->n / 2] : 0.5 * (v[sn->n / 2 - 1] + v[sn->n / 2]);
-                fprintf(f, "%s%.1f", i ? ", " : "", med);
-            }
-            fprintf(f, "]}\n");
-            if (fclose(f)) {
-                fprintf(stderr, "kport-bench: --sentinel: cannot write %s\n", path);
-                rc = 1;
-            }
-        }
-    }
-    MPI_Comm_free(&sn->comm);
-    free(sn->buf);
-    free(sn->rbuf);
-    free(sn->v);
-    return rc;
-}
-
-/* ------------------------------------------------------------------------- */
 
 int kb_coll_main(const kb_coll *bc, int argc, char **argv)
 {
@@ -1314,8 +1198,6 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
 
     options o;
     parse_options(bc, argc, argv, &o);
-    if (o.sentinel && P != 2)
-        bad_usage(&o, "--sentinel times exchanges between two ranks: run it on 2 ranks%s", "");
 
     /* Sizes: OSU's MIN, 2*MIN, ... (0 first when MIN is 0). */
     int nsizes = 0;
@@ -1413,15 +1295,9 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
         if (R_of[si] > Rmax)
             Rmax = R_of[si];
     }
-    sentinel sn;
-    if (o.sentinel && sentinel_open(&sn, Rmax)) {
-        if (rank == 0)
-            fprintf(stderr, "kport-bench: --sentinel: out of memory\n");
-        return 1;
-    }
     /* the tables come after the last round: on a terminal, say how far */
     const int show = rank == 0 && isatty(STDERR_FILENO);
-    for (int k = 0; k < Rmax; k++) {
+    for (int k = 0; k < Rmax; k++)
         for (int si = 0; si < nsizes; si++) {
             const int iters = iters_of[si], warm = warm_of[si], R = R_of[si];
             if (k >= R)
@@ -1444,11 +1320,6 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
                 run_round(&o, &cx, &o.algs[ai], k, rwarm, share, times + cell * maxit, &st[cell], &res[cell], sync);
             }
         }
-        if (o.sentinel)
-            sentinel_round(&sn, rank);
-    }
-    if (o.sentinel)
-        failures += sentinel_close(&sn, rank, o.sentinel, bc->name, env.mpi);
     if (show)
         fprintf(stderr, "\r%60s\r", "");
     for (int si = 0; si < nsizes; si++) {

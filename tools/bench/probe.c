@@ -64,33 +64,6 @@ int kb_oversubscribed(MPI_Comm comm, int *cores)
     return all[0];
 }
 
-double kb_xchg_train(MPI_Comm comm, int me, int n, int m, int blocking, const unsigned char *buf,
-                     unsigned char *rbuf, size_t s)
-{
-    const int peer = 1 - me, tag = 78;
-    if (m < 1 || m > 2)
-        m = 1;
-    double t1 = 0;
-    for (int k = 0; k < n; k++) {
-        if (blocking) {
-            for (int q = 0; q < m; q++)
-                MPI_Sendrecv(buf + (size_t)q * s, (int)s, MPI_BYTE, peer, tag, rbuf + (size_t)q * s, (int)s,
-                             MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Request rq[4];
-            MPI_Status st[4]; /* not kb_statuses_ignore: GCC sees its definition here */
-            for (int q = 0; q < m; q++)
-                MPI_Irecv(rbuf + (size_t)q * s, (int)s, MPI_BYTE, peer, tag, comm, &rq[q]);
-            for (int q = 0; q < m; q++)
-                MPI_Isend(buf + (size_t)q * s, (int)s, MPI_BYTE, peer, tag, comm, &rq[m + q]);
-            MPI_Waitall(2 * m, rq, st);
-        }
-        if (k == 0)
-            t1 = kb_now_ns();
-    }
-    return (kb_now_ns() - t1) / (n - 1);
-}
-
 void kb_sleepy_barrier(MPI_Comm comm)
 {
     MPI_Request req;

@@ -34,15 +34,6 @@ void kb_host_map(MPI_Comm comm, int *host);
  * cores (sysconf); collective. *cores: the fewest cores of a host. */
 int kb_oversubscribed(MPI_Comm comm, int *cores);
 
-/* One train of n >= 2 exchanges between the two ranks of comm (me 0 or 1),
- * each m messages of s bytes each way at once (m = 1 or 2), as kport's
- * executor makes them: MPI_Irecv x m into rbuf + q*s, MPI_Isend x m from
- * buf + q*s, MPI_Waitall (blocking: MPI_Sendrecv x m). The time per
- * exchange over exchanges 2..n in ns, on this rank's clock (the first
- * absorbs the ranks' different starting times). buf and rbuf hold m*s. */
-double kb_xchg_train(MPI_Comm comm, int me, int n, int m, int blocking, const unsigned char *buf,
-                     unsigned char *rbuf, size_t s);
-
 /* MPI_Barrier on comm that sleeps (200 us) between tests instead of
  * polling: ranks that wait while others measure leave them the cores. */
 void kb_sleepy_barrier(MPI_Comm comm);
