@@ -57,6 +57,19 @@ static int check_cost(const ctx *c, const char *field, double v)
     return KP_SUCCESS;
 }
 
+/* a measured exchange's fixed and per-byte parts (X, XG or X2, X2G) of
+ * piece i: costs, finite and >= 0 */
+static int check_pair(const ctx *c, const char *name, int i, const char *a, double va, const char *b, double vb)
+{
+    char f[96];
+    int rc;
+    snprintf(f, sizeof f, "p2p.%s.pieces[%d].%s", name, i, a);
+    if ((rc = check_cost(c, f, va)))
+        return rc;
+    snprintf(f, sizeof f, "p2p.%s.pieces[%d].%s", name, i, b);
+    return check_cost(c, f, vb);
+}
+
 static int check_channel(const ctx *c, const char *name, const kp_channel *ch)
 {
     char f[96];
@@ -85,28 +98,18 @@ static int check_channel(const ctx *c, const char *name, const kp_channel *ch)
             if (rc)
                 return rc;
         }
-        /* L may be negative (overheads that overlap the transfer), never
-         * below -(o_s + o_r): one message's time o_s + L + o_r is >= 0 */
-        if (p->has_x) {
-            int rc;
-            snprintf(f, sizeof f, "p2p.%s.pieces[%d].X", name, i);
-            if ((rc = check_cost(c, f, p->X)))
-                return rc;
-            snprintf(f, sizeof f, "p2p.%s.pieces[%d].XG", name, i);
-            if ((rc = check_cost(c, f, p->XG)))
-                return rc;
-        }
+        int rc;
+        if (p->has_x && (rc = check_pair(c, name, i, "X", p->X, "XG", p->XG)))
+            return rc;
         if (p->has_x2) {
-            int rc;
             snprintf(f, sizeof f, "p2p.%s.pieces[%d].X2", name, i);
             if (!p->has_x)
                 return refuse(c, f, "needs X and XG (a further exchange is priced only where the first one is)");
-            if ((rc = check_cost(c, f, p->X2)))
-                return rc;
-            snprintf(f, sizeof f, "p2p.%s.pieces[%d].X2G", name, i);
-            if ((rc = check_cost(c, f, p->X2G)))
+            if ((rc = check_pair(c, name, i, "X2", p->X2, "X2G", p->X2G)))
                 return rc;
         }
+        /* L may be negative (overheads that overlap the transfer), never
+         * below -(o_s + o_r): one message's time o_s + L + o_r is >= 0 */
         snprintf(f, sizeof f, "p2p.%s.pieces[%d].L", name, i);
         if (p->L < -(p->o_s + p->o_r))
             return refuse(c, f, "%g is below -(o_s + o_r) = %g (a message would take negative time)", p->L,
@@ -279,6 +282,22 @@ static int get_integer(const ctx *c, const kp_json *obj, const char *path, const
     return KP_SUCCESS;
 }
 
+/* optional fields a and b of the piece pc, both or neither: *has, *va, *vb
+ * (0 when absent) */
+static int load_pair(const ctx *c, const kp_json *pc, const char *f, const char *a, const char *b, double *va,
+                     double *vb, int *has)
+{
+    int rc;
+    *has = 0;
+    *va = *vb = 0;
+    if (!kp_json_get(pc, a) && !kp_json_get(pc, b))
+        return KP_SUCCESS;
+    if ((rc = get_number(c, pc, f, a, va)) || (rc = get_number(c, pc, f, b, vb)))
+        return rc;
+    *has = 1;
+    return KP_SUCCESS;
+}
+
 static int load_channel(const ctx *c, const kp_json *p2p, const char *name, kp_channel *ch)
 {
     int rc = KP_SUCCESS;
@@ -309,25 +328,13 @@ static int load_channel(const ctx *c, const kp_json *p2p, const char *name, kp_c
             (rc = get_number(c, pc, f, "o_r", &p->o_r)) || (rc = get_number(c, pc, f, "g", &p->g)) ||
             (rc = get_number(c, pc, f, "G", &p->G)) || (rc = get_number(c, pc, f, "O", &p->O)))
             return rc;
-        /* the exchange's time: both fields or neither */
-        p->has_x = 0;
-        p->X = p->XG = 0;
-        if (kp_json_get(pc, "X") || kp_json_get(pc, "XG")) {
-            if ((rc = get_number(c, pc, f, "X", &p->X)) || (rc = get_number(c, pc, f, "XG", &p->XG)))
-                return rc;
-            p->has_x = 1;
-        }
-        /* a further exchange with the same peer at once: both or neither,
-         * and only with X, XG */
-        p->has_x2 = 0;
-        p->X2 = p->X2G = 0;
-        if (kp_json_get(pc, "X2") || kp_json_get(pc, "X2G")) {
-            if ((rc = get_number(c, pc, f, "X2", &p->X2)) || (rc = get_number(c, pc, f, "X2G", &p->X2G)))
-                return rc;
-            if (!p->has_x)
-                return refuse(c, f, "has X2 and X2G without X and XG (line %d)", pc->line);
-            p->has_x2 = 1;
-        }
+        /* the exchange's time: both fields or neither; a further exchange
+         * with the same peer at once likewise, and only with X, XG */
+        if ((rc = load_pair(c, pc, f, "X", "XG", &p->X, &p->XG, &p->has_x)) ||
+            (rc = load_pair(c, pc, f, "X2", "X2G", &p->X2, &p->X2G, &p->has_x2)))
+            return rc;
+        if (p->has_x2 && !p->has_x)
+            return refuse(c, f, "has X2 and X2G without X and XG (line %d)", pc->line);
     }
     return KP_SUCCESS;
 }
@@ -506,6 +513,15 @@ static void put_linear(FILE *f, const char *name, const char *a, const char *b, 
     fprintf(f, "}%s\n", last ? "" : ",");
 }
 
+/* , "a": va, "b": vb */
+static void put_pair(FILE *f, const char *a, double va, const char *b, double vb)
+{
+    char x[2][40];
+    fmt_num(x[0], sizeof x[0], va);
+    fmt_num(x[1], sizeof x[1], vb);
+    fprintf(f, ", \"%s\": %s, \"%s\": %s", a, x[0], b, x[1]);
+}
+
 static void put_channel(FILE *f, const char *name, const kp_channel *ch, int last)
 {
     fprintf(f, "    \"%s\": {\n      \"pieces\": [\n", name);
@@ -517,18 +533,10 @@ static void put_channel(FILE *f, const char *name, const kp_channel *ch, int las
             fmt_num(v[k], sizeof v[k], vals[k]);
         fprintf(f, "        {\"max_bytes\": %lld, \"L\": %s, \"o_s\": %s, \"o_r\": %s, \"g\": %s, \"G\": %s, \"O\": %s",
                 (long long)p->max_bytes, v[0], v[1], v[2], v[3], v[4], v[5]);
-        if (p->has_x) {
-            char x[2][40];
-            fmt_num(x[0], sizeof x[0], p->X);
-            fmt_num(x[1], sizeof x[1], p->XG);
-            fprintf(f, ", \"X\": %s, \"XG\": %s", x[0], x[1]);
-        }
-        if (p->has_x2) {
-            char x[2][40];
-            fmt_num(x[0], sizeof x[0], p->X2);
-            fmt_num(x[1], sizeof x[1], p->X2G);
-            fprintf(f, ", \"X2\": %s, \"X2G\": %s", x[0], x[1]);
-        }
+        if (p->has_x)
+            put_pair(f, "X", p->X, "XG", p->XG);
+        if (p->has_x2)
+            put_pair(f, "X2", p->X2, "X2G", p->X2G);
         fprintf(f, "}%s\n", i == ch->npieces - 1 ? "" : ",");
     }
     fprintf(f, "      ]");

@@ -65,6 +65,15 @@ static kp_sim_result run(const kp_sim_config *c)
     return r;
 }
 
+/* the critical path's parts: they sum to its length */
+static double cp_sum(const kp_sim_result *r)
+{
+    double sum = 0;
+    for (int k = 0; k < KP_SIM_NCAT; k++)
+        sum += r->cp[k];
+    return sum;
+}
+
 /* two ranks exchanging one block (ring P = 2): round 0 is copy, send, recv;
  * LogGOPSim issues the send first, then the copy, and the arriving message
  * waits for the CPU */
@@ -84,10 +93,7 @@ static void test_exchange(void)
         CHECK(r.messages == 2 && r.msg_bytes == 2 * 65536 && r.rendezvous == (rdv ? 2 : 0));
         CHECK(r.copies == 2 && r.copy_bytes == 2 * 65536);
         /* the critical path's parts sum to its length */
-        double sum = 0;
-        for (int k = 0; k < KP_SIM_NCAT; k++)
-            sum += r.cp[k];
-        CHECK(fabs(sum - r.max_ns) < 1.0);
+        CHECK(fabs(cp_sum(&r) - r.max_ns) < 1.0);
         CHECK(r.cp[KP_SIM_COPY] == s && r.cp[KP_SIM_OVERHEAD] == 2 * o);
         kp_sim_result_free(&r);
     }
@@ -380,10 +386,7 @@ static void test_measured_exchange(void)
         kp_sim_result r = run(&c);
         for (int q = 0; q < cs[i].P; q++)
             CHECK_NS(r.rank_ns[q], cs[i].want);
-        double sum = 0;
-        for (int k = 0; k < KP_SIM_NCAT; k++)
-            sum += r.cp[k];
-        CHECK_NS(sum, r.max_ns);
+        CHECK_NS(cp_sum(&r), r.max_ns);
         if (i == 0) /* the path: o_s 400, the copy 17.5, the exchange's rest 250 (XG*s = 50 of it per byte) */
             CHECK(r.cp[KP_SIM_OVERHEAD] == 600 && r.cp[KP_SIM_BYTES] == 50 && r.cp[KP_SIM_COPY] == 17.5);
         kp_sim_result_free(&r);
@@ -401,10 +404,7 @@ static void test_measured_exchange(void)
         kp_sim_result r = run(&c);
         CHECK_NS(r.rank_ns[0], wire ? 1700 : 667.5);
         CHECK_NS(r.rank_ns[1], wire ? 1500 : 667.5);
-        double sum = 0;
-        for (int k = 0; k < KP_SIM_NCAT; k++)
-            sum += r.cp[k];
-        CHECK_NS(sum, r.max_ns);
+        CHECK_NS(cp_sum(&r), r.max_ns);
         kp_sim_result_free(&r);
     }
     /* recursive_doubling P = 2, 100 B, skew 100: round 0 a copy, round 1
@@ -443,10 +443,7 @@ static void test_measured_exchange(void)
         r = run(&c);
         CHECK_NS(r.rank_ns[0], fx[i].want);
         CHECK_NS(r.rank_ns[1], fx[i].want);
-        double sum = 0;
-        for (int k = 0; k < KP_SIM_NCAT; k++)
-            sum += r.cp[k];
-        CHECK_NS(sum, r.max_ns);
+        CHECK_NS(cp_sum(&r), r.max_ns);
         kp_sim_result_free(&r);
     }
 }

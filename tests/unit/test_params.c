@@ -352,6 +352,16 @@ static void test_bad(void)
     bad(deep, sizeof deep, "nested more than 64 levels", __LINE__);
 }
 
+/* loads the good file with its first `from` replaced by `to` into m */
+static int load_subst(const char *from, const char *to, kp_machine *m)
+{
+    char err[512];
+    char *t = subst(good, from, to);
+    write_file(t, strlen(t));
+    free(t);
+    return kp_params_load(tmp, m, err, sizeof err);
+}
+
 /* fields added after version 1 was first written: the eager limit per
  * channel and kport's cost per call; both optional, old files keep loading
  * (eager limit: the first piece's max_bytes; call: 0) */
@@ -366,23 +376,16 @@ static void test_optional_fields(void)
     CHECK(m.call.fixed == 0 && m.call.skew == 0);
     CHECK(!m.intra.piece[0].has_x && !m.intra.piece[1].has_x && !m.inter.piece[0].has_x); /* no exchange */
     CHECK(m.data_line == 0); /* no data_line */
-    {
-        char *tx = subst(good, "\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ");
-        write_file(tx, strlen(tx));
-        free(tx);
-        CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
-        CHECK(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
-              m.intra.piece[1].XG == 0.0625);
-        CHECK(!m.intra.piece[1].has_x2); /* no further exchange: X alone prices it */
-        char *tx2 = subst(good, "\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, \"X2\": 75.25, \"X2G\": 0.5, ");
-        write_file(tx2, strlen(tx2));
-        free(tx2);
-        CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
-        CHECK(!m.intra.piece[0].has_x2 && m.intra.piece[1].has_x2 && m.intra.piece[1].X2 == 75.25 &&
-              m.intra.piece[1].X2G == 0.5);
-        write_file(good, strlen(good));
-        CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
-    }
+    CHECK(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ", &m) == KP_SUCCESS);
+    CHECK(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
+          m.intra.piece[1].XG == 0.0625);
+    CHECK(!m.intra.piece[1].has_x2); /* no further exchange: X alone prices it */
+    CHECK(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, \"X2\": 75.25, \"X2G\": 0.5, ",
+                     &m) == KP_SUCCESS);
+    CHECK(!m.intra.piece[0].has_x2 && m.intra.piece[1].has_x2 && m.intra.piece[1].X2 == 75.25 &&
+          m.intra.piece[1].X2G == 0.5);
+    write_file(good, strlen(good));
+    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
     char *t = subst(good, "\"unknown_later_field\"", "\"call\": {\"fixed\": 80.5, \"skew\": 160}, \"x\"");
     char *t2 = subst(t, "\"intra\": {\n", "\"intra\": {\"eager_max\": 4095,\n");
     char *t3 = subst(t2, "\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": -1, \"pieces\"");
