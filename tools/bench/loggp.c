@@ -32,7 +32,8 @@
  *            a while (B spins 1.5*RTT(s) + 1 us after its previous answer)
  *   x(s)   = an exchange: both ranks MPI_Irecv, MPI_Isend, MPI_Waitall (or
  *            MPI_Sendrecv) s bytes with each other, n times back to back;
- *            A's time per exchange over exchanges 2..n
+ *            A's time per exchange over exchanges 2..n; up to 64 KiB
+ *            after 512 untimed exchanges of s (LG_XCHG_SETTLE)
  *   x2(s)  = the same with two messages of s bytes each way at once (two
  *            MPI_Irecv, two MPI_Isend, one MPI_Waitall: a round that sends
  *            a peer two blocks, as concurrent_exchange_split does)
@@ -399,6 +400,21 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
     MPI_Bcast(med, o->nsizes, MPI_DOUBLE, 1, pc);
 }
 
+/* Untimed exchanges of s bytes before each timed train of s <= 64 KiB.
+ * The collectives' medians are taken in a settled state: kport-bench runs
+ * a size's 100 calls per algorithm and round, every algorithm in turn,
+ * the sizes ascending, so thousands of calls of smaller sizes stand
+ * between a round's 1 MiB calls and the next round's 8 KiB ones. Right
+ * after large messages MPICH 4.0's exchanges of 2-16 KiB run 1.3-1.5x
+ * slower, for some hundreds of exchanges: with the sizes interleaved (a
+ * train of 8 KiB right after those of 16 KiB-1 MiB) loggp's 8 KiB
+ * exchange took 1.45-1.55 us where the all-gather's ring took 1.15 whole
+ * and loggp over 512 B-16 KiB alone 0.98-1.12; 32 untimed exchanges
+ * first gave 1.44-1.61, 128 gave 1.02 and 1.41, 512 gave 0.98-1.03 (two
+ * runs each, docs/PERFORMANCE.md, "Session 28"). Open MPI's do not move. */
+#define LG_XCHG_SETTLE 512
+#define LG_XCHG_SETTLE_MAX 65536
+
 /* XCH_m(s): both ranks exchange s bytes with each other n times back to
  * back, each exchange as the executor makes one (MPI_Irecv, MPI_Isend,
  * MPI_Waitall; --blocking: MPI_Sendrecv); with m = 2, two messages of s
@@ -406,8 +422,9 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
  * MPI_Waitall of the four: a round that sends a peer two blocks, as
  * concurrent_exchange_split's halves; --blocking: two MPI_Sendrecv). A's
  * time per exchange over exchanges 2..n (the first absorbs the ranks'
- * different starting times), sizes interleaved; med[i] = the median over
- * runs (on A). buf and rbuf hold m * the largest size. */
+ * different starting times), after LG_XCHG_SETTLE untimed ones for s up to
+ * LG_XCHG_SETTLE_MAX, sizes interleaved; med[i] = the median over runs (on
+ * A). buf and rbuf hold m * the largest size. */
 static void xchg_all(MPI_Comm pc, int me, int n, int m, unsigned char *buf, unsigned char *rbuf, const lg_opts *o,
                      double *v, double *med)
 {
@@ -418,7 +435,7 @@ static void xchg_all(MPI_Comm pc, int me, int n, int m, unsigned char *buf, unsi
             size_t s = o->sizes[i];
             warm(pc, me, s, buf, rbuf);
             double t1 = 0;
-            for (int k = 0; k < n; k++) {
+            for (int k = s <= LG_XCHG_SETTLE_MAX ? -LG_XCHG_SETTLE : 0; k < n; k++) {
                 if (blocking) {
                     for (int q = 0; q < m; q++)
                         MPI_Sendrecv(buf + (size_t)q * s, (int)s, MPI_BYTE, peer, TAG, rbuf + (size_t)q * s, (int)s,
