@@ -37,7 +37,8 @@
  *  - Copies, peer reads and writes run on the CPU after the sends, one
  *    after another: a copy costs shm.copy_out when its source is in the
  *    node's segment or flag lines (KP_BUF_SHM/LINE; cache lines written by
- *    another core; from KP_BUF_SHM, lines of their own apart from the
+ *    another core; from KP_BUF_SHM, or from a flag line past the flag's
+ *    cache line (kp_line_spills), lines of their own apart from the
  *    flag's, shm.data_line more), else shm.copy_in when its destination is, else
  *    shm.memcpy; a copy onto itself (MPI_IN_PLACE) costs nothing, as the
  *    executor skips it. Peer reads / writes cost shm.peer_read / peer_write.
@@ -170,7 +171,9 @@ static double copy_cost(const mctx *c, const kp_sched *s, const kp_op *op)
         const kp_region a = op->u.copy.src, b = op->u.copy.dst;
         if (kp_sched_copy_is_noop(s, op))
             return 0.0;
-        if (a.buf == KP_BUF_SHM) /* segment lines of its own: one more transfer than the flag's line brings */
+        /* segment lines of its own, or flag-line bytes past the flag's cache
+         * line: one more transfer than the flag's line brings */
+        if (a.buf == KP_BUF_SHM || kp_line_spills(&a))
             return lin(&m->copy_out, a.len) + m->data_line;
         if (shared_buf(a.buf))
             return lin(&m->copy_out, a.len);

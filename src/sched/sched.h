@@ -200,6 +200,18 @@ void kp_sched_wait(kp_sched *s, int peer, int n);
 int kp_sched_post_line(kp_sched *s);
 void kp_sched_wait_line(kp_sched *s, int peer, int n);
 #define KP_LINE 256
+/* The cache line a flag shares with its line's first KP_CACHE_LINE - 8
+ * bytes of data. A region of a flag line that reaches past it sits in
+ * cache lines the flag's transfer does not bring: read by a peer, it costs
+ * one more transfer (shm.data_line), as a block in the segment does (the
+ * cost model and kport-sim; shm_flat's all-gather at P = 2 took 0.18 us
+ * with 32 B blocks, 0.21-0.25 with 64 B and 128 B, and 0.25-0.26 with
+ * 256 B ones in the segment, docs/PERFORMANCE.md, "Session 28"). */
+#define KP_CACHE_LINE 64
+static inline int kp_line_spills(const kp_region *a)
+{
+    return a->buf == KP_BUF_LINE && a->off % KP_LINE + a->len > KP_CACHE_LINE;
+}
 void kp_sched_peer_read(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
 void kp_sched_peer_write(kp_sched *s, int peer, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
 

@@ -332,7 +332,7 @@ static double locop_cost(const sim *s, sop o)
     switch (o.meta & M_KIND) {
     case S_COPY: {
         const unsigned cls = (o.meta >> M_CLS_SHIFT) & 3u;
-        if (cls == 3) /* out of segment lines of their own: shm.data_line more (model.c) */
+        if (cls == 3) /* out of segment or flag-line lines of their own: shm.data_line more (model.c) */
             return kp_linear_cost(&m->copy_out, n) + m->data_line;
         return kp_linear_cost(cls == 2 ? &m->copy_out : cls == 1 ? &m->copy_in : &m->memcpy_, n);
     }
@@ -1103,7 +1103,10 @@ static int encode(sim *s, const kp_sched *sc, uint32_t r, const kp_op *op, sop *
         if (kp_sched_copy_is_noop(sc, op))
             return 0; /* the executor skips it */
         kind = S_COPY;
-        cls = a.buf == KP_BUF_SHM ? 3 : a.buf == KP_BUF_LINE ? 2 : (b.buf == KP_BUF_SHM || b.buf == KP_BUF_LINE) ? 1 : 0;
+        cls = a.buf == KP_BUF_SHM || kp_line_spills(&a) ? 3
+              : a.buf == KP_BUF_LINE                     ? 2
+              : (b.buf == KP_BUF_SHM || b.buf == KP_BUF_LINE) ? 1
+                                                          : 0;
         val = a.len;
         break;
     }

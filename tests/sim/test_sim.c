@@ -276,21 +276,29 @@ static void test_flags(void)
     kp_sim_result_free(&r);
 }
 
-/* shm.data_line: a copy out of the segment's own lines pays it, one out of
- * the flag's line does not (model.c; the cost model's test_shm has the
- * same cases). smp_direct, P = 2 on one node, 300 B: round 0 copy send ->
- * segment (copy_in 10 + 0.25*300 = 85); round 1 post at 85, the wait ends
- * at 85 + flag 50 = 135; round 2 both blocks (600 B) out of the segment:
- * copy_out 20 + 0.5*600 = 320, + data_line 40: 495 (455 without). shm_flat,
- * 100 B (blocks in the flag lines): copy_in 35 + memcpy 5 + 12.5 = 52.5,
- * wait to 102.5, copy_out of the line 70: 172.5 with or without; so is
- * smp_direct at 100 B (one node, at most 248 B: the flag lines too). */
+/* shm.data_line: a copy out of the segment's own lines pays it, and so
+ * does one out of a flag line that reaches past the flag's cache line
+ * (model.c; the cost model's test_shm has the same cases). smp_direct,
+ * P = 2 on one node, 300 B: round 0 copy send -> segment (copy_in 10 +
+ * 0.25*300 = 85); round 1 post at 85, the wait ends at 85 + flag 50 = 135;
+ * round 2 both blocks (600 B) out of the segment: copy_out 20 + 0.5*600 =
+ * 320, + data_line 40: 495 (455 without). shm_flat, 100 B (blocks in the
+ * flag lines, bytes 8..107: past byte 63): copy_in 35 + memcpy 5 + 12.5 =
+ * 52.5, wait to 102.5, copy_out of the line 70: 172.5, + data_line 40; so
+ * is smp_direct at 100 B (one node, at most 248 B: the flag lines too).
+ * shm_flat, 56 B (bytes 8..63, beside the flag): 24 + 12 = 36, wait to
+ * 86, copy out 48: 134 with or without. */
 static void test_data_line(void)
 {
+    static const struct {
+        const char *alg;
+        int64_t m;
+        double t, per_dl; /* the time without data_line and how many it pays */
+    } cs[] = {{"smp_direct", 300, 455, 1}, {"shm_flat", 100, 172.5, 1}, {"smp_direct", 100, 172.5, 1},
+              {"shm_flat", 56, 134, 0}};
     for (int dl = 0; dl <= 40; dl += 40)
-        for (int a = 0; a < 3; a++) {
-            kp_sim_config c = cfg(KP_COLL_ALLGATHER, a == 1 ? "shm_flat" : "smp_direct", 2, a == 0 ? 300 : 100, 2000,
-                                  300, 500, 1, 0, 65536);
+        for (int a = 0; a < 4; a++) {
+            kp_sim_config c = cfg(KP_COLL_ALLGATHER, cs[a].alg, 2, cs[a].m, 2000, 300, 500, 1, 0, 65536);
             c.node_size = 2;
             c.m.flag.fixed = 50;
             c.m.copy_in = (kp_linear){.fixed = 10, .per_byte = 0.25};
@@ -298,7 +306,7 @@ static void test_data_line(void)
             c.m.memcpy_ = (kp_linear){.fixed = 5, .per_byte = 0.125};
             c.m.data_line = dl;
             kp_sim_result r = run(&c);
-            CHECK_NS(r.max_ns, a ? 172.5 : 455 + dl);
+            CHECK_NS(r.max_ns, cs[a].t + cs[a].per_dl * dl);
             kp_sim_result_free(&r);
         }
 }

@@ -166,8 +166,14 @@ static void test_bruck(void)
  * Round 2: peer read 300 + 25 = 325: 375. Round 3: post 2 at 375. Round 4: wait: 375 + 50 = 425.
  * smp_direct, P = 2 on one node, 100 B: one node and at most 248 B, so
  * the blocks ride in the flag lines as shm_flat's: 172.5.
- * shm.data_line 40: shm_flat's blocks ride in the flag lines, so it stays
- * 172.5; smp_direct, P = 2 on one node, 300 B, copies through the segment:
+ * shm.data_line 40: shm_flat's 100 B blocks ride in the flag lines, but
+ * bytes 8..107 of a line reach past its first cache line (bytes 0..63,
+ * kp_line_spills), so the copy out pays data_line: 212.5 (172.5 without);
+ * so does smp_direct's at 100 B. Blocks of 56 B fit beside the flag: copy
+ * in 10 + 14 = 24, memcpy 5 + 7 = 12: 36; wait to 86; copy out 20 + 28 =
+ * 48: 134 with or without; 57 B reach byte 64: 24.25 + 12.125 = 36.375,
+ * 86.375, + 48.5 = 134.875, + data_line 40 = 174.875.
+ * smp_direct, P = 2 on one node, 300 B, copies through the segment:
  * Round 0: copy send -> shm (copy_in 10 + 75) = 85. Round 1: post at 85,
  * wait: max(85, 85 + 50) = 135. Round 2: copy shm (both blocks, 600 B) ->
  * recv: copy_out 20 + 300 + data_line 40 = 360: 495 (455 without). */
@@ -182,9 +188,13 @@ static void test_shm(void)
     for (int dl = 0; dl <= 40; dl += 40) { /* without and with shm.data_line */
         M.data_line = dl;
         r = predict(KP_COLL_ALLGATHER, "shm_flat", &L, 2, 100, 0);
-        CHECK_TIME(r, 172.5, 172.5);
+        CHECK_TIME(r, 172.5 + dl, 172.5 + dl);
         r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 100, 0);
-        CHECK_TIME(r, 172.5, 172.5);
+        CHECK_TIME(r, 172.5 + dl, 172.5 + dl);
+        r = predict(KP_COLL_ALLGATHER, "shm_flat", &L, 2, 56, 0);
+        CHECK_TIME(r, 134, 134);
+        r = predict(KP_COLL_ALLGATHER, "shm_flat", &L, 2, 57, 0);
+        CHECK_TIME(r, 134.875 + dl, 134.875 + dl);
         r = predict(KP_COLL_ALLGATHER, "smp_direct", &L, 2, 300, 0);
         CHECK_TIME(r, 455 + dl, 455 + dl);
     }
