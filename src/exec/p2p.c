@@ -17,6 +17,7 @@
  * flags, and completed where MPI_Waitall would be.
  */
 #define _GNU_SOURCE
+#include "core/copy.h"
 #include "core/core.h"
 
 #include <errno.h>
@@ -150,7 +151,7 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
                 const char *src = base[op->u.copy.src.buf] + op->u.copy.src.off;
                 char *dst = base[op->u.copy.dst.buf] + op->u.copy.dst.off;
                 if (src != dst)
-                    memcpy(dst, src, (size_t)op->u.copy.src.len);
+                    kp_copy(dst, src, (size_t)op->u.copy.src.len);
                 break;
             }
             case KP_OP_PEER_READ:

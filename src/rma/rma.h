@@ -16,6 +16,7 @@
 #ifndef KP_RMA_H
 #define KP_RMA_H
 
+#include "core/copy.h"
 #include "kport.h"
 
 #include <mpi.h>
@@ -57,24 +58,6 @@ void kp_sd_unpack_range(const kp_sd *sd, const kp_sd_side *side, char *base, int
  * offset, stream offset, bytes, arg) per run; stops at a nonzero return. */
 int kp_sd_runs(const kp_sd *sd, const kp_sd_side *side, int64_t off, int64_t len,
                int (*fn)(int64_t where, int64_t soff, int64_t n, void *arg), void *arg);
-
-/* memcpy of non-overlapping bytes, around a slow path of glibc 2.36's
- * memcpy on this machine's AMD EPYC: copies of 4 KiB-512 KiB whose
- * destination lies 1-31 bytes past the source modulo 4096 (a malloc'd
- * buffer, 16 bytes past a page, against a page-aligned window) run
- * 8-26x slower (rep movsb; 64 KiB: 22 us against 1.3). Such copies go
- * in pieces of 2 KiB, below glibc's rep movsb threshold (2.2 us).
- * docs/PERFORMANCE.md, "Direct by load/store on one machine". */
-#define KP_COPY_PIECE 2048
-static inline void kp_copy(void *dst, const void *src, size_t n)
-{
-    char *d = dst;
-    const char *s = src;
-    if (n > KP_COPY_PIECE && (((uintptr_t)d - (uintptr_t)s) & 4095) - 1 < 63)
-        for (; n > KP_COPY_PIECE; n -= KP_COPY_PIECE, d += KP_COPY_PIECE, s += KP_COPY_PIECE)
-            memcpy(d, s, KP_COPY_PIECE);
-    memcpy(d, s, n);
-}
 
 /* ---- the cost model's parameters (auto.c; "rma" in the parameter file) ---- */
 enum kp_rma_param {
