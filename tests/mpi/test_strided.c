@@ -264,6 +264,24 @@ static void acc_win_fill(int t, unsigned char *p, size_t n, int r)
         elem_set(t, p + e, (double)((e / (size_t)tsize[t]) % 17 + (size_t)r));
 }
 
+/* On rank 0: its window must be its fill plus, from every rank o, reps
+ * accumulates of o's source (ln bytes, strides src_st) scaled by o + 1
+ * into disp (strides dst_st). */
+static void expect_acc_sum(int t, size_t ln, MPI_Aint disp, const MPI_Aint *dst_st, const MPI_Aint *src_st,
+                           const MPI_Aint *count, int levels, int reps, const char *what)
+{
+    unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc(ln);
+    acc_win_fill(t, exp, WIN_BYTES, 0);
+    for (int o = 0; o < P; o++) {
+        acc_src_fill(t, osrc, ln, o);
+        for (int i = 0; i < reps; i++)
+            ref_acc(t, o + 1, exp + disp, dst_st, osrc, src_st, count, levels);
+    }
+    compare(wbase, exp, WIN_BYTES, what);
+    free(exp);
+    free(osrc);
+}
+
 static void test_acc(const char *method, const shape *s0, int t)
 {
     char what[160];
@@ -285,18 +303,8 @@ static void test_acc(const char *method, const shape *s0, int t)
     expect_rc(kp_acc_strided((enum kp_acc_type)t, scale, src, lst, s.rdisp, rst, s.count, s.levels, 0, win),
               KP_SUCCESS, what);
     kp_win_barrier(win);
-    if (rank == 0) {
-        unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc(ln);
-        acc_win_fill(t, exp, WIN_BYTES, 0);
-        for (int o = 0; o < P; o++) {
-            acc_src_fill(t, osrc, ln, o);
-            if (total(&s, 1) > 0)
-                ref_acc(t, o + 1, exp + s.rdisp, rst, osrc, lst, s.count, s.levels);
-        }
-        compare(wbase, exp, WIN_BYTES, what);
-        free(exp);
-        free(osrc);
-    }
+    if (rank == 0)
+        expect_acc_sum(t, ln, s.rdisp, rst, lst, s.count, s.levels, total(&s, 1) > 0, what);
     free(src);
     kp_win_barrier(win);
 }
@@ -333,18 +341,8 @@ static void test_acc_mixed(void)
         expect_rc(rc, KP_SUCCESS, what);
         kp_strided_set_method(NULL);
         kp_win_barrier(win);
-        if (rank == 0) {
-            unsigned char *exp = malloc(WIN_BYTES), *osrc = malloc(ln);
-            acc_win_fill(t, exp, WIN_BYTES, 0);
-            for (int o = 0; o < P; o++) {
-                acc_src_fill(t, osrc, ln, o);
-                for (int i = 0; i < REPS; i++)
-                    ref_acc(t, o + 1, exp + 64, st, osrc, st, count, 1);
-            }
-            compare(wbase, exp, WIN_BYTES, what);
-            free(exp);
-            free(osrc);
-        }
+        if (rank == 0)
+            expect_acc_sum(t, ln, 64, st, st, count, 1, REPS, what);
         free(src);
         kp_win_barrier(win);
         /* into itself, the source 3 elements before the target region (an
