@@ -205,7 +205,7 @@ void kp_sched_wait_line(kp_sched *s, int peer, int n);
  * cache lines the flag's transfer does not bring: read by a peer, it costs
  * one more transfer (shm.data_line), as a block in the segment does (the
  * cost model and kport-sim; shm_flat's all-gather at P = 2 took 0.18 us
- * with 32 B blocks, 0.21-0.25 with 64 B and 128 B, and 0.25-0.26 with
+ * with 32 B blocks, 0.21-0.26 with 64 B and 128 B, and 0.24-0.26 with
  * 256 B ones in the segment, docs/PERFORMANCE.md, "Session 28"). */
 #define KP_CACHE_LINE 64
 static inline int kp_line_spills(const kp_region *a)
