@@ -19,10 +19,11 @@
  * Per size s (-m, powers of two, default 1:1M; medians of -i runs, default
  * 30, runs more than 5x the median dropped (descheduled), after -x warm-up
  * runs, default 3, the sizes interleaved run by run -
- * up, then down, each timed run after an untimed ping-pong of its size so
- * caches hold what a run of one size would - and a burst of load on shared
- * cores spoils one run of many sizes rather than every run of one; -n
- * messages, default 8):
+ * up, then down, each timed run after untimed ping-pongs of its size (512
+ * up to 64 KiB, LG_SETTLE, else one) so that caches and MPI's state hold
+ * what a run of one size would - and a burst of load on shared cores
+ * spoils one run of many sizes rather than every run of one; -n messages,
+ * default 8):
  *
  *   RTT(s) = PRTT(1, 0, s)                  (one ping-pong)
  *   g(s)   = (PRTT(n, 0, s) - RTT(s)) / (n-1)   the gap at size s
@@ -33,7 +34,8 @@
  *   x(s)   = an exchange: both ranks MPI_Irecv, MPI_Isend, MPI_Waitall (or
  *            MPI_Sendrecv) s bytes with each other, n times back to back;
  *            A's time per exchange over exchanges 2..n; up to 64 KiB
- *            after 512 untimed exchanges of s (LG_XCHG_SETTLE)
+ *            after 512 untimed exchanges of s (LG_SETTLE) instead of
+ *            the ping-pongs
  *   x2(s)  = the same with two messages of s bytes each way at once (two
  *            MPI_Irecv, two MPI_Isend, one MPI_Waitall: a round that sends
  *            a peer two blocks, as concurrent_exchange_split does)
@@ -315,17 +317,43 @@ static void recv_msg(void *buf, size_t s, int from, MPI_Comm pc)
     }
 }
 
-/* One untimed ping-pong of s bytes: the buffers and MPI's state are those
- * of this size again, as in a run of one size (an all-gather benchmark's),
- * not those of the size before it. */
+/* Untimed messages of s bytes before each timed run of s <= 64 KiB.
+ * The collectives' medians are taken in a settled state: kport-bench runs
+ * a size's 100 calls per algorithm and round, every algorithm in turn,
+ * the sizes ascending, so thousands of calls of smaller sizes stand
+ * between a round's 1 MiB calls and the next round's 8 KiB ones. Right
+ * after large messages MPICH 4.0's exchanges of 2-16 KiB run 1.3-1.5x
+ * slower, for some hundreds of exchanges: with the sizes interleaved (a
+ * train of 8 KiB right after those of 16 KiB-1 MiB) loggp's 8 KiB
+ * exchange took 1.45-1.55 us where the all-gather's ring took 1.15 whole
+ * and loggp over 512 B-16 KiB alone 0.98-1.12; 32 untimed exchanges
+ * first gave 1.44-1.61, 128 gave 1.02 and 1.41, 512 gave 0.98-1.03 (two
+ * runs each, docs/PERFORMANCE.md, "Session 28"). Its round trips move
+ * less and settle sooner: after 1 MiB ones, half a 512 B round trip took
+ * 0.39 us in the first 4, 0.34 in the next 60, 0.31-0.32 from the 64th
+ * on (8 KiB: 0.95, 0.85, 0.79; "Session 29"); the timed round trips of
+ * loggp's descending passes, one warm-up each, came out 1.1-1.4x those
+ * of the exchanges in some runs (RTT/2 at 512 B 0.47 us, o_s(128-512 B)
+ * 0.30-0.33 against 0.21-0.22) and made the cost model overcharge every
+ * send of that piece. So round trips and exchanges alike follow
+ * LG_SETTLE untimed ones of their size. Open MPI's do not move. */
+#define LG_SETTLE 512
+#define LG_SETTLE_MAX 65536
+
+/* Untimed ping-pongs of s bytes (LG_SETTLE for s <= LG_SETTLE_MAX, else
+ * one): the buffers and MPI's state are those of this size again, as in a
+ * run of one size (an all-gather benchmark's), not those of the size
+ * before it. */
 static void warm(MPI_Comm pc, int me, size_t s, unsigned char *buf, unsigned char *rbuf)
 {
-    if (me == 0) {
-        send_msg(buf, s, 1, pc);
-        recv_msg(rbuf, s, 1, pc);
-    } else {
-        recv_msg(buf, s, 0, pc);
-        send_msg(buf, s, 0, pc);
+    for (int k = s <= LG_SETTLE_MAX ? LG_SETTLE : 1; k > 0; k--) {
+        if (me == 0) {
+            send_msg(buf, s, 1, pc);
+            recv_msg(rbuf, s, 1, pc);
+        } else {
+            recv_msg(buf, s, 0, pc);
+            send_msg(buf, s, 0, pc);
+        }
     }
 }
 
@@ -400,20 +428,6 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
     MPI_Bcast(med, o->nsizes, MPI_DOUBLE, 1, pc);
 }
 
-/* Untimed exchanges of s bytes before each timed train of s <= 64 KiB.
- * The collectives' medians are taken in a settled state: kport-bench runs
- * a size's 100 calls per algorithm and round, every algorithm in turn,
- * the sizes ascending, so thousands of calls of smaller sizes stand
- * between a round's 1 MiB calls and the next round's 8 KiB ones. Right
- * after large messages MPICH 4.0's exchanges of 2-16 KiB run 1.3-1.5x
- * slower, for some hundreds of exchanges: with the sizes interleaved (a
- * train of 8 KiB right after those of 16 KiB-1 MiB) loggp's 8 KiB
- * exchange took 1.45-1.55 us where the all-gather's ring took 1.15 whole
- * and loggp over 512 B-16 KiB alone 0.98-1.12; 32 untimed exchanges
- * first gave 1.44-1.61, 128 gave 1.02 and 1.41, 512 gave 0.98-1.03 (two
- * runs each, docs/PERFORMANCE.md, "Session 28"). Open MPI's do not move. */
-#define LG_XCHG_SETTLE 512
-#define LG_XCHG_SETTLE_MAX 65536
 
 /* XCH_m(s): both ranks exchange s bytes with each other n times back to
  * back, each exchange as the executor makes one (MPI_Irecv, MPI_Isend,
@@ -422,8 +436,8 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
  * MPI_Waitall of the four: a round that sends a peer two blocks, as
  * concurrent_exchange_split's halves; --blocking: two MPI_Sendrecv). A's
  * time per exchange over exchanges 2..n (the first absorbs the ranks'
- * different starting times), after LG_XCHG_SETTLE untimed ones for s up to
- * LG_XCHG_SETTLE_MAX, sizes interleaved; med[i] = the median over runs (on
+ * different starting times), after LG_SETTLE untimed ones for s up to
+ * LG_SETTLE_MAX, sizes interleaved; med[i] = the median over runs (on
  * A). buf and rbuf hold m * the largest size. */
 static void xchg_all(MPI_Comm pc, int me, int n, int m, unsigned char *buf, unsigned char *rbuf, const lg_opts *o,
                      double *v, double *med)
@@ -433,9 +447,10 @@ static void xchg_all(MPI_Comm pc, int me, int n, int m, unsigned char *buf, unsi
         for (int j = 0; j < o->nsizes; j++) {
             int i = r % 2 ? o->nsizes - 1 - j : j;
             size_t s = o->sizes[i];
-            warm(pc, me, s, buf, rbuf);
+            if (s > LG_SETTLE_MAX) /* else the untimed exchanges below */
+                warm(pc, me, s, buf, rbuf);
             double t1 = 0;
-            for (int k = s <= LG_XCHG_SETTLE_MAX ? -LG_XCHG_SETTLE : 0; k < n; k++) {
+            for (int k = s <= LG_SETTLE_MAX ? -LG_SETTLE : 0; k < n; k++) {
                 if (blocking) {
                     for (int q = 0; q < m; q++)
                         MPI_Sendrecv(buf + (size_t)q * s, (int)s, MPI_BYTE, peer, TAG, rbuf + (size_t)q * s, (int)s,
