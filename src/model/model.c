@@ -63,6 +63,15 @@
  *    a second message each way at once adds, measured; MPI overlaps it
  *    with the first, where X again would charge two exchanges one after
  *    the other: 1.26-1.41x the split's measured time at 256 B-1 KiB).
+ *    The paired send of an eager exchange holds the CPU own, at most that
+ *    exchange (X + XG*s, a further one X2 + X2G*s: MPI overlaps the send's
+ *    completion with it; Open MPI's 512 B-2 KiB sends have own 0.45-0.58
+ *    us against 0.25-0.40 that a second exchange adds), and its message
+ *    still leaves after own; a further one does not wait for the NIC's gap
+ *    (MPI_Isend does not; X2 + X2G*s, two messages each way sent at once,
+ *    holds it: MPICH's 8 KiB gap, 0.72 us, was charged on top). Two idle
+ *    ranks sending each other two messages of s bytes take X + X2 +
+ *    (XG+X2G)*s, as measured.
  *  - A wait for post n of rank q completes at max(cpu after the local work,
  *    post time + shm.flag.fixed); it costs no CPU and does not hold up the
  *    round's receives (the executor progresses them while it spins).
@@ -127,6 +136,8 @@ typedef struct mctx {
     int P;
     int hockney;
     int exchange; /* the machine has a measured exchange (kp_params_has_exchange): pair them */
+    double *xcap; /* per op of the round starting (exchange): a paired send's measured exchange, -1 unpaired */
+    unsigned char *xff; /* per op: the paired send is a further exchange with its peer (has_x2) */
     mrank *rk;
     kp_model_result *out;
 } mctx;
@@ -187,7 +198,62 @@ static double copy_cost(const mctx *c, const kp_sched *s, const kp_op *op)
     }
 }
 
-static void start_round(mctx *c, int r)
+/* kp_pair_exchanges' pair() at a round's start: send op s_op of rank r
+ * meets receive op r_op, the k-th exchange with their peer in the round */
+typedef struct cap_ctx {
+    const mctx *c;
+    const kp_sched *s;
+    int r;
+} cap_ctx;
+
+static void cap_one(void *arg, uint32_t s_op, uint32_t r_op, uint32_t k)
+{
+    const cap_ctx *x = arg;
+    const int q = x->s->ops[s_op].u.send.peer;
+    const int64_t rs = x->s->ops[r_op].u.recv.dst.len;
+    const kp_loggp *pr = kp_channel_piece(channel(x->c, q, x->r), rs);
+    if (!pr->has_x)
+        return;
+    const int further = k > 0 && pr->has_x2;
+    x->c->xcap[s_op] = further ? pr->X2 + pr->X2G * (double)rs : pr->X + pr->XG * (double)rs;
+    x->c->xff[s_op] = (unsigned char)further;
+}
+
+/* c->xcap, c->xff for the sends of rank r's round [b, e) (the pairing of
+ * pair_exchanges). 0, or -1 out of memory. */
+static int pair_sends(mctx *c, int r, int b, int e, kp_xop **xb, int *xcap)
+{
+    const kp_sched *s = c->rk[r].s;
+    int ns = 0, nr = 0;
+    for (int i = b; i < e; i++) {
+        c->xcap[i] = -1;
+        c->xff[i] = 0;
+        ns += s->ops[i].kind == KP_OP_SEND;
+        nr += s->ops[i].kind == KP_OP_RECV;
+    }
+    if (!ns || !nr)
+        return 0;
+    if (ns + nr > *xcap) {
+        kp_xop *nb = realloc(*xb, (size_t)(ns + nr) * sizeof **xb);
+        if (!nb)
+            return -1;
+        *xb = nb;
+        *xcap = ns + nr;
+    }
+    kp_xop *S = *xb, *R = *xb + ns;
+    int a = 0, d = 0;
+    for (int i = b; i < e; i++)
+        if (s->ops[i].kind == KP_OP_SEND)
+            S[a++] = (kp_xop){(uint32_t)s->ops[i].u.send.peer, (uint32_t)i};
+        else if (s->ops[i].kind == KP_OP_RECV)
+            R[d++] = (kp_xop){(uint32_t)s->ops[i].u.recv.peer, (uint32_t)i};
+    cap_ctx x = {c, s, r};
+    kp_pair_exchanges(S, (size_t)ns, R, (size_t)nr, cap_one, &x);
+    return 0;
+}
+
+/* 0, or -1 out of memory */
+static int start_round(mctx *c, int r, kp_xop **xb, int *xcap)
 {
     mrank *k = &c->rk[r];
     const kp_sched *s = k->s;
@@ -195,6 +261,9 @@ static void start_round(mctx *c, int r)
     while (e < s->nops && s->ops[e].round == s->ops[k->cur].round)
         e++;
     k->end = e;
+    const int xp = c->exchange && !c->hockney;
+    if (xp && pair_sends(c, r, k->cur, e, xb, xcap))
+        return -1;
     const double T = k->T;
     if (k->cpu < T)
         k->cpu = T;
@@ -219,13 +288,19 @@ static void start_round(mctx *c, int r)
         }
         const kp_channel *ch = channel(c, r, q);
         const kp_loggp *p = kp_channel_piece(ch, sz);
-        const double ts = k->cpu > k->nic ? k->cpu : k->nic;
-        k->cpu = ts + p->o_s + p->O * (double)sz;
+        /* an eager send paired with a receive of the round: at most the
+         * measured exchange on the CPU; a further one with its peer does
+         * not wait for the NIC (see "Exchanges" above) */
+        const int paired = xp && c->xcap[i] >= 0 && !is_rendezvous(ch, sz);
+        const int ff = paired && c->xff[i];
+        const double ts = ff || k->cpu > k->nic ? k->cpu : k->nic;
+        const double own = p->o_s + p->O * (double)sz;
+        k->cpu = ts + (paired && own > c->xcap[i] ? c->xcap[i] : own);
         const double gap = gap_bytes(p, sz);
-        k->nic = ts + (p->g > gap ? p->g : gap);
+        k->nic = (ff && k->nic > ts ? k->nic : ts) + (p->g > gap ? p->g : gap);
         k->ready[i] = k->cpu;
         if (!is_rendezvous(ch, sz)) {
-            k->t[i] = k->ready[i];
+            k->t[i] = ts + own; /* the message leaves after its whole overhead */
             k->arr[i] = k->t[i] + p->L + gap;
         }
         /* rendezvous: departure once the receive's posting time is known */
@@ -234,6 +309,7 @@ static void start_round(mctx *c, int r)
         k->cpu += copy_cost(c, s, &s->ops[i]);
     k->local = k->cpu;
     k->started = 1;
+    return 0;
 }
 
 typedef struct rcv {
@@ -570,7 +646,10 @@ static int walk(mctx *c, double *times)
             mrank *k = &c->rk[r];
             while (!k->finished) {
                 if (!k->started) {
-                    start_round(c, r);
+                    if (start_round(c, r, &xb, &xcap)) {
+                        rc = fail(c, KP_ERR_NOMEM, "out of memory");
+                        goto out;
+                    }
                     progress = 1;
                 }
                 int d = try_complete(c, r, &buf, &cap, &xb, &xcap);
@@ -616,6 +695,17 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
     mctx c = {.m = m, .sc = sc, .P = P, .exchange = kp_params_has_exchange(m), .out = out};
     c.rk = calloc((size_t)P, sizeof *c.rk);
     double *times = malloc((size_t)P * sizeof *times);
+    if (c.exchange) {
+        int most = 1;
+        for (int r = 0; r < P; r++)
+            most = sc[r].nops > most ? sc[r].nops : most;
+        c.xcap = malloc((size_t)most * sizeof *c.xcap);
+        c.xff = malloc((size_t)most);
+        if (!c.xcap || !c.xff) {
+            free(c.rk);
+            c.rk = NULL;
+        }
+    }
     int rc = KP_SUCCESS;
     if (!c.rk || !times) {
         rc = fail(&c, KP_ERR_NOMEM, "out of memory");
@@ -687,6 +777,8 @@ out:
             free(c.rk[r].post);
         }
     free(c.rk);
+    free(c.xcap);
+    free(c.xff);
     free(times);
     return rc;
 }

@@ -351,15 +351,17 @@ static void test_determinism(void)
  * 50 B (11.25 each), two sends of 50 B to the peer, two receives of 50 B
  * from it (the k-th receive pairs with the k-th send). Send 1 at 0 (CPU
  * 400, arrival 100); send 2 waits for the gap (500); the copies run at 400
- * and 411.25; message 1 is taken in at 422.5 (rest = 600 + 25 - 400 = 225):
- * max(100 + 200, 422.5 + 225) = 647.5, receive gap 100 + 500 = 600; send 2
- * starts at 647.5 (CPU 1047.5, arrival 747.5); message 2 taken in at
- * 1047.5: max(747.5 + 200, 1047.5 + 225) = 1272.5; round 1: copies 11.25 +
- * 11.25 + 17.5 -> 1312.5. The cost model gives 1412.5: it runs all of a
- * round's sends before its receives (send 2 at 500, CPU 900, the copies
- * to 922.5, then the receives: 1147.5, 1372.5), where the simulator, as
- * LogGOPSim, takes message 1 in as soon as the CPU is free, before send 2
- * (which waits for its gap).
+ * and 411.25; message 1, for a paired receive, would be taken in at 422.5
+ * but waits for send 2, which has not started (unsent_ready: 500, the
+ * executor posts a round's sends before it waits); send 2 at 500 (CPU
+ * 900, arrival 600); message 1 at 900 (rest = 600 + 25 - 400 = 225):
+ * max(100 + 200, 900 + 225) = 1125, receive gap 100 + 500 = 600; message 2
+ * at 1125: max(600 + 200, 1125 + 225) = 1350; round 1: copies 11.25 +
+ * 11.25 + 17.5 -> 1390. (Before the wait, LogGOPSim's order took message 1
+ * in at 422.5 and held the CPU for its rest before send 2: 1312.5.) The
+ * cost model gives 1412.5: it runs a round's copies after its sends (the
+ * copies to 922.5, then the receives: 1147.5, 1372.5), where the
+ * simulator runs them while send 2 waits for its gap.
  * ring P = 3, 100 B: every round sends to one peer and receives from
  * another, nothing pairs. Round 0: send 0..400, copy 400..417.5, message
  * (arrived at 100) taken in at 417.5 -> 617.5, receive gap 917.5; round 1:
@@ -386,7 +388,7 @@ static void test_measured_exchange(void)
               {"ring", 2, 0, -300, 617.5},
               {"ring", 2, 1, 1000, 1600},
               {"ring", 2, 0, 1000, 1600},
-              {"concurrent_exchange_split:C=2", 2, 1, -300, 1312.5},
+              {"concurrent_exchange_split:C=2", 2, 1, -300, 1390},
               {"ring", 3, 1, -300, 1217.5},
               {"ring", 3, 0, -300, 1217.5}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
@@ -425,24 +427,42 @@ static void test_measured_exchange(void)
      * less 100 -> 667.5 (taken in at arrival by LogGP's rule, it would end
      * at 617.5). Rank 0 takes rank 1's message at 417.5: max(217.5 + 200,
      * 417.5 + 250) = 667.5. */
-    kp_sim_config c = xcfg("recursive_doubling", 2, 1, -300);
-    c.m.call = (kp_callcost){.fixed = 0, .skew = 100};
+    /* a send's overhead above the exchange it is part of (o_s 400 > X +
+     * XG*100 = 350 with X 300): ring P = 2, 100 B: the send holds the CPU
+     * 350 (its message still leaves after o_s: arrival 100), the copy to
+     * 367.5; the message: rest = max(0, 350 - 400) = 0, max(100 + 200,
+     * 367.5) = 367.5 (the cost model's value; 417.5 without the bound) */
+    kp_sim_config c = xcfg("ring", 2, 1, -300);
+    c.m.intra.piece[0].X = 300;
     kp_sim_result r = run(&c);
+    CHECK_NS(r.rank_ns[0], 367.5);
+    CHECK_NS(r.rank_ns[1], 367.5);
+    CHECK_NS(cp_sum(&r), r.max_ns);
+    kp_sim_result_free(&r);
+    c = xcfg("recursive_doubling", 2, 1, -300);
+    c.m.call = (kp_callcost){.fixed = 0, .skew = 100};
+    r = run(&c);
     CHECK_NS(r.rank_ns[0], 667.5);
     CHECK_NS(r.rank_ns[1], 667.5);
     kp_sim_result_free(&r);
     /* a further exchange with the same peer (has_x2: X2 + X2G*s), the
-     * split above: message 1 as before (647.5); message 2, taken in at
-     * 1047.5, is the second exchange with the peer in the round, so rest =
-     * X2 + X2G*50 - o_s. X2 500, X2G 1: 150 -> max(947.5, 1197.5) = 1197.5,
-     * + 40 of copies -> 1237.5. X2 100: 150 - 400 < 0, rest 0 -> 1047.5 +
-     * 40 = 1087.5 (the message's own bound, 747.5 + 200, is below). Message
-     * 1 is the first exchange with the peer and keeps X. Without has_x2 the
-     * same numbers change nothing (1312.5). */
+     * split above. Send 2 is the second exchange with the peer in the
+     * round: it does not wait for the gap (further_free) and holds the CPU
+     * at most X2 + X2G*50 (send_cap); message 2's rest is X2 + X2G*50 -
+     * o_s. X2 500, X2G 1 (550, above o_s): send 2 at 400 (CPU 800, arrival
+     * 500, the port busy to 500 + 500); the copies 800..822.5; message 1:
+     * max(300, 822.5 + 225) = 1047.5, receive gap 600; message 2: rest
+     * 150, max(600 + 200, 1047.5 + 150) = 1197.5; + 40 of copies ->
+     * 1237.5. X2 100 (150, below o_s 400): send 2 holds the CPU 150 (400
+     * -> 550; its message still leaves after o_s: arrival 500); copies to
+     * 572.5; message 1 -> 797.5; message 2: rest 0, max(800, 797.5) = 800;
+     * + 40 -> 840. The cost model gives both (its copies run after the
+     * sends here too). Message 1 is the first exchange with the peer and
+     * keeps X. Without has_x2 the same numbers change nothing (1390). */
     static const struct {
         int has_x2;
         double X2, want;
-    } fx[] = {{1, 500, 1237.5}, {1, 100, 1087.5}, {0, 100, 1312.5}};
+    } fx[] = {{1, 500, 1237.5}, {1, 100, 840}, {0, 100, 1390}};
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
         c = xcfg("concurrent_exchange_split:C=2", 2, 1, -300);
         c.m.intra.piece[0].has_x2 = fx[i].has_x2;
