@@ -88,7 +88,9 @@ def summary(cells):
 def sim_report(a, cells):
     """The same cells predicted by kport-sim (--params, all ranks on one
     node as kport-bench runs them): per algorithm the median error and the
-    worst cell, then the total; printed before the cost model's tables."""
+    worst cell, then the total; printed before the cost model's tables
+    (with --json, not printed: the cells, (key, measured, simulated,
+    ratio), are returned for the JSON object)."""
     import subprocess
     files = dict(x.split("=", 1) if "=" in x else ("", x) for x in a.sim_params)
     out, skipped = [], 0
@@ -103,12 +105,12 @@ def sim_report(a, cells):
                "--format", "json", "-q"] + (["--params", pf] if pf else [])
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
         if r.returncode:
-            print(f"# kport-sim: {alg} {size} B: {r.stderr.strip()[:200]}")
+            print(f"# kport-sim: {alg} {size} B: {r.stderr.strip()[:200]}", file=sys.stderr if a.json else sys.stdout)
             continue
         ps = json.loads(r.stdout)["max_time_ns"] / 1e3
         out.append((key, m, ps, ps / m))
-    if not out:
-        return
+    if not out or a.json:
+        return out
     groups = OrderedDict()
     for c in out:
         groups.setdefault(c[0][:4], []).append(c)
@@ -121,6 +123,7 @@ def sim_report(a, cells):
         print(f"{k[0][:15]:<16}{k[3][:27]:<28}{k[2]:>3}{s['cells']:>6}{100 * s['median_error']:>10.1f}%  "
               f"{wd:<44}{s['over25']:>6}{s['over2x']:>5}")
     print()
+    return out
 
 
 def main():
@@ -138,13 +141,20 @@ def main():
     cells = load(a.files, a.min, a.max, a.coll)
     if not cells:
         sys.exit("predict_report: no cell has both a measured median and a prediction")
-    if a.sim:
-        sim_report(a, cells)
+    sim = sim_report(a, cells) if a.sim else None
     groups = OrderedDict()
     for c in cells:
         groups.setdefault(c[0][:4], []).append(c)
     total = summary(cells)
     if a.json:
+        extra = {}
+        if sim is not None:
+            st = summary(sim) if sim else {"median_error": None, "cells": 0, "over25": 0, "over2x": 0}
+            extra["sim"] = {"median_error": st["median_error"], "cells": st["cells"], "over25": st["over25"],
+                            "over2x": st["over2x"],
+                            "cells_list": [{"mpi": k[0], "coll": k[1], "P": k[2], "algorithm": k[3], "size": k[4],
+                                            "measured_us": m, "simulated_us": p, "ratio": r}
+                                           for k, m, p, r in sim]}
         print(json.dumps({
             "median_error": total["median_error"], "cells": total["cells"], "over25": total["over25"],
             "over2x": total["over2x"],
@@ -154,6 +164,7 @@ def main():
                            for k, g in groups.items()],
             "cells_list": [{"mpi": k[0], "coll": k[1], "P": k[2], "algorithm": k[3], "size": k[4],
                             "measured_us": m, "predicted_us": p, "ratio": r} for k, m, p, r in cells],
+            **extra,
         }, indent=1))
         return
     md = a.markdown
