@@ -125,6 +125,7 @@ typedef struct mrank {
     double *ready;  /* per send: ready time */
     double *arr;    /* per send: arrival at the receiver */
     int *match;     /* per send / recv: the counterpart's op index on the peer */
+    int *pair;      /* per send / recv (exchange): its exchange partner in the round (pair_round), or NULL */
     double *post;   /* [nposts] time of post n (index n-1), -1 unknown */
     double done;    /* completion of the last round */
     int finished;
@@ -136,8 +137,6 @@ typedef struct mctx {
     int P;
     int hockney;
     int exchange; /* the machine has a measured exchange (kp_params_has_exchange): pair them */
-    double *xcap; /* per op of the round starting (exchange): a paired send's measured exchange, -1 unpaired */
-    unsigned char *xff; /* per op: the paired send is a further exchange with its peer (has_x2) */
     mrank *rk;
     kp_model_result *out;
 } mctx;
@@ -198,36 +197,27 @@ static double copy_cost(const mctx *c, const kp_sched *s, const kp_op *op)
     }
 }
 
-/* kp_pair_exchanges' pair() at a round's start: send op s_op of rank r
- * meets receive op r_op, the k-th exchange with their peer in the round */
-typedef struct cap_ctx {
-    const mctx *c;
-    const kp_sched *s;
-    int r;
-} cap_ctx;
-
-static void cap_one(void *arg, uint32_t s_op, uint32_t r_op, uint32_t k)
+/* kp_pair_exchanges' pair() at a round's start: send op s_op meets
+ * receive op r_op, the k-th exchange with their peer in the round; each
+ * gets the other's index * 2, + 1 for a further one (k >= 1) */
+static void pair_one(void *arg, uint32_t s_op, uint32_t r_op, uint32_t k)
 {
-    const cap_ctx *x = arg;
-    const int q = x->s->ops[s_op].u.send.peer;
-    const int64_t rs = x->s->ops[r_op].u.recv.dst.len;
-    const kp_loggp *pr = kp_channel_piece(channel(x->c, q, x->r), rs);
-    if (!pr->has_x)
-        return;
-    const int further = k > 0 && pr->has_x2;
-    x->c->xcap[s_op] = further ? pr->X2 + pr->X2G * (double)rs : pr->X + pr->XG * (double)rs;
-    x->c->xff[s_op] = (unsigned char)further;
+    int *pair = arg;
+    pair[s_op] = (int)r_op * 2 + (k > 0);
+    pair[r_op] = (int)s_op * 2 + (k > 0);
 }
 
-/* c->xcap, c->xff for the sends of rank r's round [b, e) (the pairing of
- * pair_exchanges). 0, or -1 out of memory. */
-static int pair_sends(mctx *c, int r, int b, int e, kp_xop **xb, int *xcap)
+/* k->pair over rank r's round [b, e): the k-th receive from q pairs with
+ * the k-th send to q of the round; -1 unpaired. Computed once at the
+ * round's start, read by its sends (how long they hold the CPU) and its
+ * receives (the exchange rule). 0, or -1 out of memory. */
+static int pair_round(mctx *c, int r, int b, int e, kp_xop **xb, int *xcap)
 {
-    const kp_sched *s = c->rk[r].s;
+    mrank *k = &c->rk[r];
+    const kp_sched *s = k->s;
     int ns = 0, nr = 0;
     for (int i = b; i < e; i++) {
-        c->xcap[i] = -1;
-        c->xff[i] = 0;
+        k->pair[i] = -1;
         ns += s->ops[i].kind == KP_OP_SEND;
         nr += s->ops[i].kind == KP_OP_RECV;
     }
@@ -247,8 +237,7 @@ static int pair_sends(mctx *c, int r, int b, int e, kp_xop **xb, int *xcap)
             S[a++] = (kp_xop){(uint32_t)s->ops[i].u.send.peer, (uint32_t)i};
         else if (s->ops[i].kind == KP_OP_RECV)
             R[d++] = (kp_xop){(uint32_t)s->ops[i].u.recv.peer, (uint32_t)i};
-    cap_ctx x = {c, s, r};
-    kp_pair_exchanges(S, (size_t)ns, R, (size_t)nr, cap_one, &x);
+    kp_pair_exchanges(S, (size_t)ns, R, (size_t)nr, pair_one, k->pair);
     return 0;
 }
 
@@ -262,7 +251,7 @@ static int start_round(mctx *c, int r, kp_xop **xb, int *xcap)
         e++;
     k->end = e;
     const int xp = c->exchange && !c->hockney;
-    if (xp && pair_sends(c, r, k->cur, e, xb, xcap))
+    if (xp && pair_round(c, r, k->cur, e, xb, xcap))
         return -1;
     const double T = k->T;
     if (k->cpu < T)
@@ -291,11 +280,19 @@ static int start_round(mctx *c, int r, kp_xop **xb, int *xcap)
         /* an eager send paired with a receive of the round: at most the
          * measured exchange on the CPU; a further one with its peer does
          * not wait for the NIC (see "Exchanges" above) */
-        const int paired = xp && c->xcap[i] >= 0 && !is_rendezvous(ch, sz);
-        const int ff = paired && c->xff[i];
+        double xt = -1; /* the measured exchange the send is part of */
+        int ff = 0;
+        if (xp && k->pair[i] >= 0 && !is_rendezvous(ch, sz)) {
+            const int64_t rs = s->ops[k->pair[i] >> 1].u.recv.dst.len;
+            const kp_loggp *pr = kp_channel_piece(channel(c, q, r), rs);
+            if (pr->has_x) {
+                ff = (k->pair[i] & 1) && pr->has_x2;
+                xt = kp_exchange_ns(pr, ff, rs);
+            }
+        }
         const double ts = ff || k->cpu > k->nic ? k->cpu : k->nic;
         const double own = p->o_s + p->O * (double)sz;
-        k->cpu = ts + (paired && own > c->xcap[i] ? c->xcap[i] : own);
+        k->cpu = ts + (xt >= 0 && own > xt ? xt : own);
         const double gap = gap_bytes(p, sz);
         k->nic = (ff && k->nic > ts ? k->nic : ts) + (p->g > gap ? p->g : gap);
         k->ready[i] = k->cpu;
@@ -352,66 +349,8 @@ void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr,
     }
 }
 
-/* pair_exchanges' pair(): receive j of the round's buffer gets its paired
- * send's CPU cost when the channel has a measured exchange */
-typedef struct pair_ctx {
-    const mctx *c;
-    const kp_sched *s;
-    rcv *buf;
-    int r;
-} pair_ctx;
-
-static void pair_one(void *arg, uint32_t send_op, uint32_t j, uint32_t k)
-{
-    const pair_ctx *x = arg;
-    rcv *m = &x->buf[j];
-    const kp_loggp *pr = kp_channel_piece(channel(x->c, m->peer, x->r), m->s);
-    if (pr->has_x) {
-        const int64_t ss = x->s->ops[send_op].u.send.src.len;
-        const kp_loggp *ps = kp_channel_piece(channel(x->c, x->r, m->peer), ss);
-        m->own = ps->o_s + ps->O * (double)ss;
-        m->further = k > 0 && pr->has_x2;
-    }
-}
-
-/* Exchanges of the round [cur, end) of rank r: the k-th receive from q pairs
- * with the k-th send to q of the same round. Sets own of the n receives in
- * buf (in op order) to the paired send's CPU cost, -1 when unpaired or when
- * the channel has no measured exchange (has_x). 0, or -1 out of memory. */
-static int pair_exchanges(const mctx *c, int r, rcv *buf, int n, kp_xop **xb, int *xcap)
-{
-    const mrank *k = &c->rk[r];
-    const kp_sched *s = k->s;
-    for (int j = 0; j < n; j++) {
-        buf[j].own = -1;
-        buf[j].further = 0;
-    }
-    int ns = 0;
-    for (int i = k->cur; i < k->end; i++)
-        ns += s->ops[i].kind == KP_OP_SEND;
-    if (!ns || !n)
-        return 0;
-    if (ns + n > *xcap) {
-        kp_xop *nb = realloc(*xb, (size_t)(ns + n) * sizeof **xb);
-        if (!nb)
-            return -1;
-        *xb = nb;
-        *xcap = ns + n;
-    }
-    kp_xop *S = *xb, *R = *xb + ns;
-    int a = 0;
-    for (int i = k->cur; i < k->end; i++)
-        if (s->ops[i].kind == KP_OP_SEND)
-            S[a++] = (kp_xop){(uint32_t)s->ops[i].u.send.peer, (uint32_t)i};
-    for (int j = 0; j < n; j++)
-        R[j] = (kp_xop){(uint32_t)buf[j].peer, (uint32_t)j};
-    pair_ctx x = {c, s, buf, r};
-    kp_pair_exchanges(S, (size_t)ns, R, (size_t)n, pair_one, &x);
-    return 0;
-}
-
 /* 1 when the round completed */
-static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *xcap)
+static int try_complete(mctx *c, int r, rcv **buf, int *cap)
 {
     mrank *k = &c->rk[r];
     const kp_sched *s = k->s;
@@ -462,15 +401,23 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *x
                 end = done;
         } else if (op->kind == KP_OP_RECV) {
             const mrank *q = &c->rk[op->u.recv.peer];
-            (*buf)[n++] = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, 0};
+            rcv *m = &(*buf)[n++];
+            *m = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, 0};
+            if (!c->hockney && c->exchange && k->pair[i] >= 0) { /* an exchange (pair_round) */
+                const kp_loggp *pr = kp_channel_piece(channel(c, m->peer, r), m->s);
+                if (pr->has_x) {
+                    const int64_t ss = s->ops[k->pair[i] >> 1].u.send.src.len;
+                    const kp_loggp *ps = kp_channel_piece(channel(c, r, m->peer), ss);
+                    m->own = ps->o_s + ps->O * (double)ss;
+                    m->further = (k->pair[i] & 1) && pr->has_x2;
+                }
+            }
         } else if (op->kind == KP_OP_WAIT) {
             const double w = c->rk[op->u.wait.peer].post[op->u.wait.n - 1] + c->m->flag.fixed;
             if (w > end)
                 end = w;
         }
     }
-    if (!c->hockney && c->exchange && pair_exchanges(c, r, *buf, n, xb, xcap))
-        return -1;
     if (n > 1)
         qsort(*buf, (size_t)n, sizeof **buf, rcv_cmp);
     for (int j = 0; j < n; j++) {
@@ -491,8 +438,7 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap, kp_xop **xb, int *x
              * since the paired send began (X + XG*s, less the send's own
              * CPU cost already on the clock; a further one with the same
              * peer: what it adds, X2 + X2G*s) */
-            const double rest =
-                (m->further ? p->X2 + p->X2G * (double)m->s : p->X + p->XG * (double)m->s) - m->own;
+            const double rest = kp_exchange_ns(p, m->further, m->s) - m->own;
             const double x = k->cpu + (rest > 0 ? rest : 0.0);
             k->cpu = h + p->o_r > x ? h + p->o_r : x;
         } else {
@@ -652,7 +598,7 @@ static int walk(mctx *c, double *times)
                     }
                     progress = 1;
                 }
-                int d = try_complete(c, r, &buf, &cap, &xb, &xcap);
+                int d = try_complete(c, r, &buf, &cap);
                 if (d < 0) {
                     rc = fail(c, KP_ERR_NOMEM, "out of memory");
                     goto out;
@@ -695,17 +641,6 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
     mctx c = {.m = m, .sc = sc, .P = P, .exchange = kp_params_has_exchange(m), .out = out};
     c.rk = calloc((size_t)P, sizeof *c.rk);
     double *times = malloc((size_t)P * sizeof *times);
-    if (c.exchange) {
-        int most = 1;
-        for (int r = 0; r < P; r++)
-            most = sc[r].nops > most ? sc[r].nops : most;
-        c.xcap = malloc((size_t)most * sizeof *c.xcap);
-        c.xff = malloc((size_t)most);
-        if (!c.xcap || !c.xff) {
-            free(c.rk);
-            c.rk = NULL;
-        }
-    }
     int rc = KP_SUCCESS;
     if (!c.rk || !times) {
         rc = fail(&c, KP_ERR_NOMEM, "out of memory");
@@ -719,8 +654,9 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
         k->ready = malloc(n * sizeof(double));
         k->arr = malloc(n * sizeof(double));
         k->match = malloc(n * sizeof(int));
+        k->pair = c.exchange ? malloc(n * sizeof(int)) : NULL;
         k->post = malloc((size_t)(s->nposts ? s->nposts : 1) * sizeof(double));
-        if (!k->t || !k->ready || !k->arr || !k->match || !k->post) {
+        if (!k->t || !k->ready || !k->arr || !k->match || !k->post || (c.exchange && !k->pair)) {
             rc = fail(&c, KP_ERR_NOMEM, "out of memory");
             goto out;
         }
@@ -774,11 +710,10 @@ out:
             free(c.rk[r].ready);
             free(c.rk[r].arr);
             free(c.rk[r].match);
+            free(c.rk[r].pair);
             free(c.rk[r].post);
         }
     free(c.rk);
-    free(c.xcap);
-    free(c.xff);
     free(times);
     return rc;
 }

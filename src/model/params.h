@@ -25,6 +25,14 @@ typedef struct kp_loggp {
     double X2, X2G;
 } kp_loggp;
 
+/* the measured time of an exchange of s bytes with a peer (has_x): X + XG*s,
+ * or, for a further one with the same peer in the round where the piece
+ * has it (further && has_x2), what it adds: X2 + X2G*s */
+static inline double kp_exchange_ns(const kp_loggp *p, int further, int64_t s)
+{
+    return further && p->has_x2 ? p->X2 + p->X2G * (double)s : p->X + p->XG * (double)s;
+}
+
 /* eager_max when the file has none: the first piece's max_bytes is the
  * eager limit (files written before eager_max existed) */
 #define KP_EAGER_FIRST_PIECE (-2)

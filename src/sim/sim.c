@@ -654,6 +654,15 @@ static void rdv_done(sim *s, const rec *m, const clk *at)
     done(s, m->src, m->op);
 }
 
+/* The piece of the receive that send xv's entry pairs (its xpair entry:
+ * the receive's index + 1, XP_FURTHER) takes from rank q to h, and that
+ * receive's size *rs */
+static const kp_loggp *paired_piece(const sim *s, uint32_t h, uint32_t q, uint32_t xv, int64_t *rs)
+{
+    *rs = op_len(s, *rop(s, h, (xv & ~XP_FURTHER) - 1));
+    return kp_channel_piece(chan(s, q, h), *rs);
+}
+
 /* 1 when send i of rank h is eager and a further exchange with its peer in
  * the round (XP_FURTHER) whose receive's piece has a measured second
  * exchange (has_x2): it does not wait for its send port's gap, as MPI_Isend
@@ -668,26 +677,25 @@ static int further_free(const sim *s, uint32_t h, uint32_t i)
     const sop *o = rop(s, h, i);
     if (rendezvous(chan(s, h, o->peer), op_len(s, *o)))
         return 0;
-    const int64_t rs = op_len(s, *rop(s, h, (xv & ~XP_FURTHER) - 1));
-    return kp_channel_piece(chan(s, o->peer, h), rs)->has_x2;
+    int64_t rs;
+    return paired_piece(s, h, o->peer, xv, &rs)->has_x2;
 }
 
 /* The CPU time of an eager send of h to q paired with receive xv (its
- * xpair entry: the receive's index + 1, XP_FURTHER) when the receive's
- * piece has a measured exchange: own = o_s + (s-1)O, at most the exchange's
- * X + XG*s' (a further one with q in the round: X2 + X2G*s'; s' the
- * receive's size). MPI overlaps a send's completion with the exchange it
- * is part of, so the exchange's measured time bounds what the send holds
- * the CPU; the message still leaves after o_s (Open MPI's 512 B-2 KiB
- * sends: o_s + O*s 0.45-0.58 us against a second exchange's 0.25-0.40). */
+ * xpair entry) when the receive's piece has a measured exchange: own =
+ * o_s + (s-1)O, at most the exchange's X + XG*s' (a further one with q in
+ * the round: X2 + X2G*s'; s' the receive's size). MPI overlaps a send's
+ * completion with the exchange it is part of, so the exchange's measured
+ * time bounds what the send holds the CPU; the message still leaves after
+ * o_s (Open MPI's 512 B-2 KiB sends: o_s + O*s 0.45-0.58 us against a
+ * second exchange's 0.25-0.40). */
 static __attribute__((noinline)) double send_cap(const sim *s, uint32_t h, uint32_t q, uint32_t xv, double own)
 {
-    const int64_t rs = op_len(s, *rop(s, h, (xv & ~XP_FURTHER) - 1));
-    const kp_loggp *pr = kp_channel_piece(chan(s, q, h), rs);
+    int64_t rs;
+    const kp_loggp *pr = paired_piece(s, h, q, xv, &rs);
     if (!pr->has_x)
         return own;
-    const int further = (xv & XP_FURTHER) && pr->has_x2;
-    const double cap = further ? pr->X2 + pr->X2G * (double)rs : pr->X + pr->XG * (double)rs;
+    const double cap = kp_exchange_ns(pr, (xv & XP_FURTHER) != 0, rs);
     return own < cap ? own : cap > 0 ? cap : 0;
 }
 
@@ -911,9 +919,8 @@ static double unsent_ready(const sim *s, uint32_t h)
 {
     const srank *k = &s->rk[h];
     const uint32_t e = round_end(s, h, k->cur);
-    const double base = k->cpu.t > port_min(&s->gs[(size_t)h * (size_t)s->ports], s->ports)->t
-                            ? k->cpu.t
-                            : port_min(&s->gs[(size_t)h * (size_t)s->ports], s->ports)->t;
+    const double pt = port_min(&s->gs[(size_t)h * (size_t)s->ports], s->ports)->t;
+    const double base = k->cpu.t > pt ? k->cpu.t : pt;
     double best = -1;
     for (uint32_t i = k->cur; i < e; i++) {
         const sop *o = rop(s, h, i);
@@ -1377,7 +1384,7 @@ static void xpair_one(void *arg, uint32_t send_op, uint32_t recv_op, uint32_t k)
 }
 
 /* s->xpair: the k-th receive from q of a round pairs with the k-th send to q
- * of the same round (the cost model's pairing, model.c pair_exchanges). Only
+ * of the same round (the cost model's pairing, model.c pair_round). Only
  * when the machine has a measured exchange; 0, or an error code. */
 static int pair_exchanges(sim *s)
 {
