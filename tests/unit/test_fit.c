@@ -4,7 +4,8 @@
  * of sizes, an eager-to-rendezvous switch (a jump and a slope change) found
  * at the right size with each piece within 5%, no false switch on a plain
  * noisy line, and the size lists of -m; bad input is refused. The strided
- * calibration's three-point cost fit (kb_fit_cost3) on hand-computed cases.
+ * calibration's three-point cost fit (kb_fit_cost3) on hand-computed cases;
+ * the two-slope copy line (kb_fit_knee_floor).
  */
 #include "../../tools/bench/fit.h"
 
@@ -351,6 +352,54 @@ static void test_cost3(void)
     CHECK(kb_fit_cost3(kp, np, tp, &c0, &c1, &c2) == -1 && c0 == 0 && c1 == 0 && c2 == 0, "cost3 undetermined");
 }
 
+/* the two-slope copy line (kb_fit_knee_floor): a known knee recovered
+ * exactly and under +-3% noise; a noisy straight line and too few points
+ * keep one line, the floor-weighted line; a falling cost gets no negative
+ * slope */
+static void test_knee(void)
+{
+    double x[NS], y[NS];
+    sizes(x);
+    for (int i = 0; i < NS; i++) /* loggp's private copy here: 0.011 ns/B in the first-level cache, 0.024 beyond */
+        y[i] = 4.0 + 0.011 * (x[i] < 16384 ? x[i] : 16384) + (x[i] > 16384 ? 0.024 * (x[i] - 16384) : 0);
+    kb_knee k;
+    CHECK(kb_fit_knee_floor(x, y, NS, 20.0, 3, &k) == 0, "knee fit failed");
+    CHECK(k.knee == 16384 && within(k.a, 4.0, 1e-6) && within(k.b, 0.011, 1e-6) && within(k.c, 0.024, 1e-6),
+          "exact knee: knee %g a %g b %g c %g", k.knee, k.a, k.b, k.c);
+    CHECK(k.rms < 1e-9 && k.rms_one > 0.05, "exact knee: rms %g, one line's %g", k.rms, k.rms_one);
+
+    uint64_t s = 2463534242ull;
+    double yn[NS];
+    for (int i = 0; i < NS; i++)
+        yn[i] = y[i] * (1.0 + noise(&s, 0.03));
+    CHECK(kb_fit_knee_floor(x, yn, NS, 20.0, 3, &k) == 0 && k.knee == 16384 && within(k.b, 0.011, 0.1) &&
+              within(k.c, 0.024, 0.05),
+          "noisy knee: knee %g b %g c %g", k.knee, k.b, k.c);
+
+    /* a straight line with +-3% noise: no knee, the floor-weighted line */
+    for (int i = 0; i < NS; i++)
+        yn[i] = (30.0 + 0.02 * x[i]) * (1.0 + noise(&s, 0.03));
+    kb_line l;
+    CHECK(kb_fit_line_floor(x, yn, NS, 20.0, &l) == 0 && kb_fit_knee_floor(x, yn, NS, 20.0, 3, &k) == 0, "fits failed");
+    CHECK(k.knee == 0 && k.a == l.a && k.b == l.b && k.c == l.b && k.rms == k.rms_one,
+          "straight line: knee %g a %g/%g b %g/%g c %g", k.knee, k.a, l.a, k.b, l.b, k.c);
+
+    /* a cost that falls beyond 4 KiB: no negative slope comes out */
+    for (int i = 0; i < NS; i++)
+        yn[i] = x[i] <= 4096 ? 10.0 + 0.05 * x[i] : 10.0 + 0.05 * 4096 - 1e-4 * (x[i] - 4096);
+    CHECK(kb_fit_knee_floor(x, yn, NS, 20.0, 3, &k) == 0 && k.b >= 0 && k.c >= 0, "falling: knee %g b %g c %g",
+          k.knee, k.b, k.c);
+
+    /* five points, three needed each side: no knee can be placed */
+    CHECK(kb_fit_knee_floor(x + 12, y + 12, 5, 20.0, 3, &k) == 0 && k.knee == 0, "few points: knee %g", k.knee);
+
+    double bad[3] = {1, NAN, 3};
+    CHECK(kb_fit_knee_floor(x, y, 0, 20.0, 3, &k) == -1 && kb_fit_knee_floor(x, y, NS, -1.0, 3, &k) == -1 &&
+              kb_fit_knee_floor(x, y, NS, 20.0, 1, &k) == -1 && kb_fit_knee_floor(x, bad, 3, 20.0, 2, &k) == -1 &&
+              kb_fit_knee_floor(x, y, NS, 20.0, 3, NULL) == -1,
+          "bad arguments accepted");
+}
+
 int main(void)
 {
     test_exact_line();
@@ -362,6 +411,7 @@ int main(void)
     test_zeros();
     test_sizes();
     test_cost3();
+    test_knee();
     double v[4] = {4, 1, 3, 2};
     CHECK(kb_median(v, 4) == 2.5 && kb_median(v, 3) == 2, "median");
     if (failures)

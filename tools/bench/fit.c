@@ -90,6 +90,105 @@ int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_
     return rc;
 }
 
+/* a x = r for 3 unknowns by Gaussian elimination with partial pivoting;
+ * -1 when singular */
+static int solve3(double a[3][3], double r[3], double x[3])
+{
+    for (int c = 0; c < 3; c++) {
+        int p = c;
+        for (int i = c + 1; i < 3; i++)
+            if (fabs(a[i][c]) > fabs(a[p][c]))
+                p = i;
+        if (!(fabs(a[p][c]) > 0))
+            return -1;
+        for (int j = 0; j < 3; j++) {
+            double t = a[c][j];
+            a[c][j] = a[p][j], a[p][j] = t;
+        }
+        double t = r[c];
+        r[c] = r[p], r[p] = t;
+        for (int i = c + 1; i < 3; i++) {
+            double f = a[i][c] / a[c][c];
+            for (int j = c; j < 3; j++)
+                a[i][j] -= f * a[c][j];
+            r[i] -= f * r[c];
+        }
+    }
+    for (int c = 2; c >= 0; c--) {
+        double s = r[c];
+        for (int j = c + 1; j < 3; j++)
+            s -= a[c][j] * x[j];
+        x[c] = s / a[c][c];
+    }
+    return 0;
+}
+
+static double knee_eval(const kb_knee *k, double x)
+{
+    return k->knee > 0 && x > k->knee ? k->a + k->b * k->knee + k->c * (x - k->knee) : k->a + k->b * x;
+}
+
+/* weighted squared error (floor weights) and rms relative error of k */
+static void knee_err(const double *x, const double *y, int n, double floor, const kb_knee *k, double *wsse,
+                     double *rms)
+{
+    double w2 = 0, e2 = 0;
+    for (int i = 0; i < n; i++) {
+        double f = knee_eval(k, x[i]), d = fabs(y[i]) + floor, e = rel_err(y[i], f);
+        w2 += d > 0 ? (y[i] - f) * (y[i] - f) / (d * d) : (y[i] - f) * (y[i] - f);
+        e2 += e * e;
+    }
+    *wsse = w2;
+    *rms = sqrt(e2 / n);
+}
+
+int kb_fit_knee_floor(const double *x, const double *y, int n, double floor, int min_pts, kb_knee *out)
+{
+    if (n < 1 || min_pts < 2 || !x || !y || !out || !(floor >= 0))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i]) || !isfinite(y[i]))
+            return -1;
+    kb_line l;
+    if (kb_fit_line_floor(x, y, n, floor, &l))
+        return -1;
+    kb_knee one = {.a = l.a, .b = l.b, .c = l.b, .knee = 0}, best = one;
+    double one_w, best_w;
+    knee_err(x, y, n, floor, &one, &one_w, &one.rms);
+    best_w = one_w;
+    const double xs = x[n - 1] > 0 ? x[n - 1] : 1.0; /* columns scaled to O(1) */
+    for (int kx = min_pts - 1; kx < n - min_pts; kx++) {
+        const double K = x[kx];
+        if (!(K > 0) || !(x[kx + 1] > K))
+            continue;
+        double m[3][3] = {{0}}, r[3] = {0}, s[3];
+        for (int i = 0; i < n; i++) {
+            double d = fabs(y[i]) + floor, w = d > 0 ? 1.0 / (d * d) : 1.0;
+            double v[3] = {1.0, (x[i] < K ? x[i] : K) / xs, (x[i] > K ? x[i] - K : 0) / xs};
+            for (int p = 0; p < 3; p++) {
+                for (int q = 0; q < 3; q++)
+                    m[p][q] += w * v[p] * v[q];
+                r[p] += w * v[p] * y[i];
+            }
+        }
+        if (solve3(m, r, s))
+            continue;
+        kb_knee k = {.a = s[0], .b = s[1] / xs, .c = s[2] / xs, .knee = K};
+        if (!(k.b >= 0) || !(k.c >= 0))
+            continue;
+        double w2, rms;
+        knee_err(x, y, n, floor, &k, &w2, &rms);
+        k.rms = rms;
+        if (w2 < best_w)
+            best = k, best_w = w2;
+    }
+    if (best.knee > 0 && !(best_w <= one_w / 2))
+        best = one;
+    best.rms_one = one.rms;
+    *out = best;
+    return 0;
+}
+
 /* the summed squared relative error of the line through x, y [lo, hi) */
 static double line_sse(const double *x, const double *y, int lo, int hi)
 {

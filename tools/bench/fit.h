@@ -36,6 +36,24 @@ int kb_fit_line(const double *x, const double *y, int n, kb_line *out);
  * `floor` ns instead of deciding the line alone. */
 int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_line *out);
 
+/* A line whose slope changes once, continuously: y = a + b*x up to the
+ * knee, a + b*knee + c*(x - knee) beyond it (a copy whose buffers fit the
+ * first-level cache, then one whose do not). */
+typedef struct kb_knee {
+    double a, b, c; /* c == b when knee == 0 */
+    double knee;    /* 0: one line (a, b) */
+    double rms;     /* root mean square relative error of what is returned */
+    double rms_one; /* the single line's */
+} kb_knee;
+
+/* The knee is searched at the measured x (x increasing), with at least
+ * min_pts points at or below it and min_pts beyond, weights 1/(y + floor)^2
+ * as kb_fit_line_floor; it is kept when it at least halves the weighted
+ * squared error of kb_fit_line_floor's single line and both slopes come out
+ * >= 0; otherwise out holds that line (knee 0, c = b). Returns 0, or -1 for
+ * bad arguments (n < 1, min_pts < 2, floor < 0, a non-finite value). */
+int kb_fit_knee_floor(const double *x, const double *y, int n, double floor, int min_pts, kb_knee *out);
+
 #define KB_MAX_PIECES 8
 #define KB_FIT_MAX_POINTS 64
 

@@ -104,7 +104,9 @@
  *               its own (KP_BUF_SHM) alternately: the difference of the
  *               medians (the maximum over the ranks per call), a fixed cost
  *               the model adds to a copy out of the segment
- * each fitted as fixed + per_byte * s (the flag: fixed only), by relative
+ * each fitted as fixed + per_byte * s (the flag: fixed only; memcpy with a
+ * second slope beyond a knee where that halves the error, kb_fit_knee_floor:
+ * its buffers outgrow the first-level cache), by relative
  * errors measured against at least the flag's cost (kb_fit_line_floor): a
  * collective of shared-memory steps waits for at least one flag, so costs
  * below it cannot show, while copies of small blocks take a few ns (their
@@ -125,7 +127,7 @@
  * "op", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
  * "max_bytes", "L_ns", "o_s_ns", "o_r_ns", "g_ns", "G_ns_per_byte",
  * "O_ns_per_byte", "X_ns", "XG_ns_per_byte", "X2_ns", "X2G_ns_per_byte", "rms"; or "op", "fixed_ns",
- * "per_byte_ns"), each with
+ * "per_byte_ns", with a second slope also "large_from", "large_per_byte_ns"), each with
  * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Last,
  * how loaded the machine looked (text: "# machine load", and "# LOADED"
  * when it was; JSON "kind": "load" with "load_average_start",
@@ -929,6 +931,22 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
          * their cache-line transfers paid later) misses the large ones by
          * half; never below 20 ns, about the clock's resolution */
         double fl = res->t[OP_FLAG][0] > 20.0 ? res->t[OP_FLAG][0] : 20.0;
+        if (op == OP_MEMCPY) {
+            /* a private copy changes slope where its two buffers outgrow
+             * the first-level cache: here 0.011 ns/B up to 16 KiB, 0.020
+             * at 32-128 KiB, 0.024-0.026 beyond; one line (0.017) priced
+             * a 128 KiB copy 14 % under its measured cost and a 4 KiB one
+             * 50 % over (docs/PARAMETERS.md) */
+            kb_knee k;
+            kb_fit_knee_floor(x, y, o->nsizes, fl, 3, &k);
+            res->fit[op].fixed = clamp0(k.a);
+            res->fit[op].per_byte = clamp0(k.b);
+            if (k.knee > 0) {
+                res->fit[op].large_from = (int64_t)k.knee;
+                res->fit[op].large_per_byte = k.c;
+            }
+            continue;
+        }
         kb_fit_line_floor(x, y, o->nsizes, fl, &l);
         res->fit[op].fixed = clamp0(l.a);
         res->fit[op].per_byte = clamp0(l.b);
@@ -974,7 +992,7 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
         }
         kp_set_algorithm(KP_COLL_ALLGATHER, NULL);
         if (rc == KP_SUCCESS)
-            call->fixed = clamp0(kb_median(v, o->iters) - (shm->fit[OP_MEMCPY].fixed + 8 * shm->fit[OP_MEMCPY].per_byte));
+            call->fixed = clamp0(kb_median(v, o->iters) - kp_linear_cost(&shm->fit[OP_MEMCPY], 8));
         else
             fprintf(stderr, "kport-bench: loggp: call.fixed not measured: %s\n", kp_last_error());
     }
@@ -1120,6 +1138,9 @@ static void print_shm(const lg_opts *o, const shm_result *r, const char *mpi, in
             }
             printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"%s\",\"fixed_ns\":%.3f,\"per_byte_ns\":%.6f",
                    op_names[op], r->fit[op].fixed, r->fit[op].per_byte);
+            if (r->fit[op].large_from > 0)
+                printf(",\"large_from\":%lld,\"large_per_byte_ns\":%.6f", (long long)r->fit[op].large_from,
+                       r->fit[op].large_per_byte);
             json_tail(mpi, P, o, r->bad);
         }
         printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"data_line\",\"fixed_ns\":%.3f,\"per_byte_ns\":0,"
@@ -1144,11 +1165,15 @@ static void print_shm(const lg_opts *o, const shm_result *r, const char *mpi, in
     }
     printf("%-12s%12s%14s\n", "# op", "fixed(ns)", "per_byte(ns)");
     for (int op = 0; op < OP_COUNT; op++) {
-        if ((op == OP_PEER_READ || op == OP_PEER_WRITE) && !r->cma)
+        if ((op == OP_PEER_READ || op == OP_PEER_WRITE) && !r->cma) {
             printf("# %-10s%12s%14s  (cross-memory attach not permitted: not measured, written as 0)\n",
                    op_names[op], "-", "-");
-        else
-            printf("# %-10s%12.1f%14.5f\n", op_names[op], r->fit[op].fixed, r->fit[op].per_byte);
+            continue;
+        }
+        printf("# %-10s%12.1f%14.5f", op_names[op], r->fit[op].fixed, r->fit[op].per_byte);
+        if (r->fit[op].large_from > 0)
+            printf("  beyond %lld B: %.5f ns/B", (long long)r->fit[op].large_from, r->fit[op].large_per_byte);
+        printf("\n");
     }
 }
 
