@@ -935,8 +935,8 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
             /* a private copy changes slope where its two buffers outgrow
              * the first-level cache: here 0.011 ns/B up to 16 KiB, 0.020
              * at 32-128 KiB, 0.024-0.026 beyond; one line (0.017) priced
-             * a 128 KiB copy 14 % under its measured cost and a 4 KiB one
-             * 50 % over (docs/PARAMETERS.md) */
+             * a 128 KiB copy 13 % under its measured cost and 4-8 KiB ones
+             * 30-50 % over (docs/PARAMETERS.md) */
             kb_knee k;
             kb_fit_knee_floor(x, y, o->nsizes, fl, 3, &k);
             res->fit[op].fixed = clamp0(k.a);
