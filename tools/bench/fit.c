@@ -74,6 +74,13 @@ int kb_fit_line(const double *x, const double *y, int n, kb_line *out)
     return rc;
 }
 
+/* the weight of a point y with a floor: 1/(|y| + floor)^2 (1 when both are 0) */
+static double floor_weight(double y, double floor)
+{
+    const double d = fabs(y) + floor;
+    return d > 0 ? 1.0 / (d * d) : 1.0;
+}
+
 int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_line *out)
 {
     if (n < 1 || !x || !y || !out || !(floor >= 0))
@@ -81,10 +88,8 @@ int kb_fit_line_floor(const double *x, const double *y, int n, double floor, kb_
     double *w = malloc((size_t)n * sizeof(double));
     if (!w)
         return -1;
-    for (int i = 0; i < n; i++) {
-        double d = fabs(y[i]) + floor;
-        w[i] = d > 0 ? 1.0 / (d * d) : 1.0;
-    }
+    for (int i = 0; i < n; i++)
+        w[i] = floor_weight(y[i], floor);
     int rc = kb_fit_line_w(x, y, w, n, out);
     free(w);
     return rc;
@@ -134,8 +139,8 @@ static void knee_err(const double *x, const double *y, int n, double floor, cons
 {
     double w2 = 0, e2 = 0;
     for (int i = 0; i < n; i++) {
-        double f = knee_eval(k, x[i]), d = fabs(y[i]) + floor, e = rel_err(y[i], f);
-        w2 += d > 0 ? (y[i] - f) * (y[i] - f) / (d * d) : (y[i] - f) * (y[i] - f);
+        double f = knee_eval(k, x[i]), e = rel_err(y[i], f);
+        w2 += floor_weight(y[i], floor) * (y[i] - f) * (y[i] - f);
         e2 += e * e;
     }
     *wsse = w2;
@@ -163,7 +168,7 @@ int kb_fit_knee_floor(const double *x, const double *y, int n, double floor, int
             continue;
         double m[3][3] = {{0}}, r[3] = {0}, s[3];
         for (int i = 0; i < n; i++) {
-            double d = fabs(y[i]) + floor, w = d > 0 ? 1.0 / (d * d) : 1.0;
+            const double w = floor_weight(y[i], floor);
             double v[3] = {1.0, (x[i] < K ? x[i] : K) / xs, (x[i] > K ? x[i] - K : 0) / xs};
             for (int p = 0; p < 3; p++) {
                 for (int q = 0; q < 3; q++)

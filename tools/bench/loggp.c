@@ -430,7 +430,6 @@ static void recv_overhead_all(MPI_Comm pc, int me, const double *wait, unsigned 
     MPI_Bcast(med, o->nsizes, MPI_DOUBLE, 1, pc);
 }
 
-
 /* XCH_m(s): both ranks exchange s bytes with each other n times back to
  * back, each exchange as the executor makes one (MPI_Irecv, MPI_Isend,
  * MPI_Waitall; --blocking: MPI_Sendrecv); with m = 2, two messages of s
