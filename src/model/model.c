@@ -57,17 +57,28 @@
  *    the CPU clock): two idle ranks exchanging take X + XG*s, as measured,
  *    where the rule above charges both overheads one after the other (MPI
  *    overlaps the send's completion with the receive), and a late message
- *    still bounds it. A further exchange with the same peer in the round
+ *    still bounds it. The exchange bounds its messages too: once both
+ *    sends of the pair have started (the later at t_x), neither message
+ *    arrives after t_x + X + XG*s - o_r (a_j is the smaller of that and the
+ *    rules above; a rendezvous send completes at it too). A lone message is
+ *    priced from the ping-pong (o_s, L, G), an exchange by its own
+ *    measurement: in the machine's slow phase (cross-core transfers 2-3x
+ *    slower) RTT/2 at 32-64 KiB ran 9.5-15.9 us against an exchange's
+ *    6.2-8.9 in both MPIs (normally the two agree within 7 %), and the
+ *    one-way rule priced Open MPI's ring at 64 KiB 16.5 us, measured 10.7.
+ *    A further exchange with the same peer in the round
  *    (the k-th pair with q, k >= 2: concurrent_exchange_split's halves)
  *    pays X2 + X2G*s - own instead where the piece has them (has_x2: what
  *    a second message each way at once adds, measured; MPI overlaps it
  *    with the first, where X again would charge two exchanges one after
  *    the other: 1.26-1.41x the split's measured time at 256 B-1 KiB).
- *    The paired send of an eager exchange holds the CPU own, at most that
+ *    The paired send of an exchange holds the CPU own, at most that
  *    exchange (X + XG*s, a further one X2 + X2G*s: MPI overlaps the send's
  *    completion with it; Open MPI's 512 B-2 KiB sends have own 0.45-0.58
- *    us against 0.25-0.40 that a second exchange adds), and its message
- *    still leaves after own; a further one does not wait for the NIC's gap
+ *    us against 0.25-0.40 that a second exchange adds; a 64 KiB rendezvous
+ *    send in the slow phase 9.3-11.1 us against an exchange's 8.7-10.0),
+ *    and its message still leaves after own; a further eager one does not
+ *    wait for the NIC's gap
  *    (MPI_Isend does not; X2 + X2G*s, two messages each way sent at once,
  *    holds it: MPICH's 8 KiB gap, 0.72 us, was charged on top). Two idle
  *    ranks sending each other two messages of s bytes take X + X2 +
@@ -123,6 +134,7 @@ typedef struct mrank {
     double local;   /* CPU after the round's sends, copies and peer operations */
     double *t;      /* per op: recv: posted; send: departure (-1 unknown); post: time */
     double *ready;  /* per send: ready time */
+    double *st;     /* per send: when it started (t_i) */
     double *arr;    /* per send: arrival at the receiver */
     int *match;     /* per send / recv: the counterpart's op index on the peer */
     int *pair;      /* per send / recv (exchange): its exchange partner in the round (pair_round), or NULL */
@@ -271,26 +283,28 @@ static int start_round(mctx *c, int r, kp_xop **xb, int *xcap)
         const int64_t sz = op->u.send.src.len;
         if (c->hockney) {
             const kp_linear *h = same_node(s, r, q) ? &c->m->hockney_intra : &c->m->hockney_inter;
-            k->ready[i] = k->t[i] = T;
+            k->ready[i] = k->t[i] = k->st[i] = T;
             k->arr[i] = T + lin(h, sz);
             continue;
         }
         const kp_channel *ch = channel(c, r, q);
         const kp_loggp *p = kp_channel_piece(ch, sz);
-        /* an eager send paired with a receive of the round: at most the
-         * measured exchange on the CPU; a further one with its peer does
-         * not wait for the NIC (see "Exchanges" above) */
+        /* a send paired with a receive of the round: at most the measured
+         * exchange on the CPU; a further eager one with its peer does not
+         * wait for the NIC (see "Exchanges" above) */
         double xt = -1; /* the measured exchange the send is part of */
         int ff = 0;
-        if (xp && k->pair[i] >= 0 && !is_rendezvous(ch, sz)) {
+        if (xp && k->pair[i] >= 0) {
             const int64_t rs = s->ops[k->pair[i] >> 1].u.recv.dst.len;
             const kp_loggp *pr = kp_channel_piece(channel(c, q, r), rs);
             if (pr->has_x) {
-                ff = (k->pair[i] & 1) && pr->has_x2;
-                xt = kp_exchange_ns(pr, ff, rs);
+                const int further = (k->pair[i] & 1) && pr->has_x2;
+                ff = further && !is_rendezvous(ch, sz);
+                xt = kp_exchange_ns(pr, further, rs);
             }
         }
         const double ts = ff || k->cpu > k->nic ? k->cpu : k->nic;
+        k->st[i] = ts;
         const double own = p->o_s + p->O * (double)sz;
         k->cpu = ts + (xt >= 0 && own > xt ? xt : own);
         const double gap = gap_bytes(p, sz);
@@ -309,12 +323,39 @@ static int start_round(mctx *c, int r, kp_xop **xb, int *xcap)
     return 0;
 }
 
+/* When the measured exchange has the message of send sop of rank src to
+ * rank dst (its receive rop) taken in at the latest, when the two are an
+ * exchange (each op paired in its round, the message's piece has_x): X +
+ * XG*s after the later of the pair's two sends began; INFINITY when they
+ * are not, or when it is a further exchange with the same peer in the round
+ * (X2 + X2G*s is what it adds to the first, not a time from its own
+ * start; the CPU's chain, the first's end plus X2, bounds it). Both rounds have
+ * started (the caller knows the message's departure or its receive's
+ * posting), so both starts are known. *first: the message's first byte at
+ * dst (its send's start + o_s + L), before which nothing bounds it. */
+static double exchange_end(const mctx *c, int src, int sop, int dst, int rop, double *first)
+{
+    if (c->hockney || !c->exchange)
+        return INFINITY;
+    const mrank *a = &c->rk[src], *b = &c->rk[dst];
+    if (a->pair[sop] < 0 || b->pair[rop] < 0 || (b->pair[rop] & 1))
+        return INFINITY;
+    const int64_t s = a->s->ops[sop].u.send.src.len;
+    const kp_loggp *p = kp_channel_piece(channel(c, src, dst), s);
+    if (!p->has_x)
+        return INFINITY;
+    const double t0 = a->st[sop], t1 = b->st[b->pair[rop] >> 1];
+    *first = t0 + p->o_s + p->L;
+    return (t0 > t1 ? t0 : t1) + kp_exchange_ns(p, 0, s);
+}
+
 typedef struct rcv {
     double a;
     int64_t s;
     int peer;
     int op;     /* the receive's op index */
     double own; /* an exchange's receive: the CPU cost of the paired send (o_s + O*s); -1: not an exchange */
+    double xe, first; /* exchange_end's bound (INFINITY: none) and first byte */
     int further; /* a further exchange with the same peer in the round, priced by X2 + X2G*s */
 } rcv;
 
@@ -394,15 +435,24 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap)
     for (int i = k->cur; i < k->end; i++) {
         const kp_op *op = &s->ops[i];
         if (op->kind == KP_OP_SEND) {
-            const double done = c->hockney || !is_rendezvous(channel(c, r, op->u.send.peer), op->u.send.src.len)
-                                    ? k->ready[i]
-                                    : k->arr[i];
+            const int q = op->u.send.peer;
+            double done = k->ready[i];
+            if (!c->hockney && is_rendezvous(channel(c, r, q), op->u.send.src.len)) {
+                double first = 0;
+                const double xe = exchange_end(c, r, i, q, k->match[i], &first);
+                if (xe < INFINITY) { /* the receiver has the message by then (less its o_r) */
+                    double xa = xe - kp_channel_piece(channel(c, r, q), op->u.send.src.len)->o_r;
+                    xa = xa > first ? xa : first;
+                    done = k->arr[i] < xa ? k->arr[i] : xa;
+                } else
+                    done = k->arr[i];
+            }
             if (done > end)
                 end = done;
         } else if (op->kind == KP_OP_RECV) {
             const mrank *q = &c->rk[op->u.recv.peer];
             rcv *m = &(*buf)[n++];
-            *m = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, 0};
+            *m = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, 0, INFINITY, 0};
             if (!c->hockney && c->exchange && k->pair[i] >= 0) { /* an exchange (pair_round) */
                 const kp_loggp *pr = kp_channel_piece(channel(c, m->peer, r), m->s);
                 if (pr->has_x) {
@@ -410,6 +460,7 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap)
                     const kp_loggp *ps = kp_channel_piece(channel(c, r, m->peer), ss);
                     m->own = ps->o_s + ps->O * (double)ss;
                     m->further = (k->pair[i] & 1) && pr->has_x2;
+                    m->xe = exchange_end(c, m->peer, k->match[i], r, i, &m->first);
                 }
             }
         } else if (op->kind == KP_OP_WAIT) {
@@ -440,7 +491,12 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap)
              * peer: what it adds, X2 + X2G*s) */
             const double rest = kp_exchange_ns(p, m->further, m->s) - m->own;
             const double x = k->cpu + (rest > 0 ? rest : 0.0);
-            k->cpu = h + p->o_r > x ? h + p->o_r : x;
+            double in = h + p->o_r; /* the message in; by the exchange's end at the latest, */
+            if (m->xe < in) {        /* not before its first byte nor the receive gap */
+                const double fl = m->first > k->rx ? m->first : k->rx;
+                in = m->xe > fl ? m->xe : fl;
+            }
+            k->cpu = in > x ? in : x;
         } else {
             if (k->cpu > h)
                 h = k->cpu;
@@ -573,7 +629,7 @@ static int walk(mctx *c, double *times)
         if (!c->hockney) /* the entry (odd ranks call.skew late), then kport's own work */
             k->T = k->cpu = entry(c, r) + c->m->call.fixed;
         for (int i = 0; i < s->nops; i++)
-            k->t[i] = k->ready[i] = k->arr[i] = -1;
+            k->t[i] = k->ready[i] = k->st[i] = k->arr[i] = -1;
         for (int n = 0; n < s->nposts; n++)
             k->post[n] = -1;
         if (s->nops == 0) {
@@ -652,11 +708,12 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
         size_t n = (size_t)(s->nops ? s->nops : 1);
         k->t = malloc(n * sizeof(double));
         k->ready = malloc(n * sizeof(double));
+        k->st = malloc(n * sizeof(double));
         k->arr = malloc(n * sizeof(double));
         k->match = malloc(n * sizeof(int));
         k->pair = c.exchange ? malloc(n * sizeof(int)) : NULL;
         k->post = malloc((size_t)(s->nposts ? s->nposts : 1) * sizeof(double));
-        if (!k->t || !k->ready || !k->arr || !k->match || !k->post || (c.exchange && !k->pair)) {
+        if (!k->t || !k->ready || !k->st || !k->arr || !k->match || !k->post || (c.exchange && !k->pair)) {
             rc = fail(&c, KP_ERR_NOMEM, "out of memory");
             goto out;
         }
@@ -708,6 +765,7 @@ out:
         for (int r = 0; r < P; r++) {
             free(c.rk[r].t);
             free(c.rk[r].ready);
+            free(c.rk[r].st);
             free(c.rk[r].arr);
             free(c.rk[r].match);
             free(c.rk[r].pair);

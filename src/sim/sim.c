@@ -41,13 +41,16 @@
  *    where cpu is the CPU clock when the message is taken in: the event
  *    still waits for the CPU, so the paired send, the round's other sends,
  *    its copies and earlier receives all count before rest. Two idle ranks
- *    exchanging s bytes finish at X + XG*s; a late message still bounds it.
+ *    exchanging s bytes finish at X + XG*s; a late message still bounds it,
+ *    though the exchange bounds its message's hm + o_r + by too: at most
+ *    t_s + X + XG*s, t_s its send's start (its arrival less o_s + L), not
+ *    before it is taken in (t); a further pair keeps the one-way bound.
  *    A further exchange with the same peer in the round (the k-th pair,
  *    k >= 2; XP_FURTHER) takes X2 + X2G*s for X + XG*s where the piece has
  *    them (has_x2: what a second message each way at once adds).
- *    A paired eager send holds the CPU o_s + (s-1)O, at most that measured
+ *    A paired send (eager or rendezvous) holds the CPU o_s + (s-1)O, at most that measured
  *    exchange (X + XG*s', a further one X2 + X2G*s', s' the receive's size:
- *    send_cap); its message still leaves after o_s. A further one (has_x2)
+ *    send_cap); its message still leaves after o_s. A further eager one (has_x2)
  *    does not wait for its send port's gap (further_free; its port is busy
  *    g + (s-1)G after the previous message's): X2 + X2G*s, a second message
  *    each way sent at once, holds that gap. A message for a paired receive
@@ -681,14 +684,15 @@ static int further_free(const sim *s, uint32_t h, uint32_t i)
     return paired_piece(s, h, o->peer, xv, &rs)->has_x2;
 }
 
-/* The CPU time of an eager send of h to q paired with receive xv (its
+/* The CPU time of a send (eager or rendezvous) of h to q paired with receive xv (its
  * xpair entry) when the receive's piece has a measured exchange: own =
  * o_s + (s-1)O, at most the exchange's X + XG*s' (a further one with q in
  * the round: X2 + X2G*s'; s' the receive's size). MPI overlaps a send's
  * completion with the exchange it is part of, so the exchange's measured
  * time bounds what the send holds the CPU; the message still leaves after
  * o_s (Open MPI's 512 B-2 KiB sends: o_s + O*s 0.45-0.58 us against a
- * second exchange's 0.25-0.40). */
+ * second exchange's 0.25-0.40; 64 KiB rendezvous sends in the slow
+ * phase 9.3-11.1 us against a whole exchange's 8.7-10.0). */
 static __attribute__((noinline)) double send_cap(const sim *s, uint32_t h, uint32_t q, uint32_t xv, double own)
 {
     int64_t rs;
@@ -728,10 +732,10 @@ static int ev_send(sim *s, ev e)
      * wraps: -1 with zero_wrap) */
     const double s1 = sz > 1 ? (double)(sz - 1) : sz == 0 && s->c->zero_wrap ? -1.0 : 0.0;
     const double t = e.t;
-    /* CPU: o + (s-1)O; an eager send paired with a receive of its round, at
+    /* CPU: o + (s-1)O; a send paired with a receive of its round, at
      * most the measured exchange it is part of (send_cap) */
     double own = p->o_s + s1 * p->O;
-    if (s->xpair && s->xpair[s->base[h] + e.x] && !rendezvous(ch, sz))
+    if (s->xpair && s->xpair[s->base[h] + e.x])
         own = send_cap(s, h, q, s->xpair[s->base[h] + e.x], own);
     const double oo = own < p->o_s ? own : p->o_s;
     k->cpu.t = t + own;
@@ -883,7 +887,18 @@ static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint3
         bm = port;
     if (rail && rail->t > bm->t)
         bm = rail;
-    const double hm = bm->t, tm = hm + p->o_r + by, tx = k->cpu.t + rest;
+    /* the exchange bounds its message too: in by X + XG*s after its send
+     * began (its arrival less o_s + L), not before the message's event; a
+     * further exchange with the peer keeps the message's own bound (X2 +
+     * X2G*s is what it adds to the first, not a time from its start) */
+    const double xc = (xv & XP_FURTHER) ? INFINITY : rm->c.t - p->o_s - p->L + p->X + p->XG * (double)sz;
+    const double hm = bm->t, tx = k->cpu.t + rest;
+    double tm = hm + p->o_r + by, om = p->o_r, bym = by;
+    if (xc < tm) {
+        tm = xc > t ? xc : t;
+        om = tm - hm < p->o_r ? tm - hm : p->o_r;
+        bym = tm - hm - om;
+    }
     float vm[NV];
     memcpy(vm, bm->v, sizeof vm);
     const uint32_t bwho = bm->who;
@@ -891,8 +906,8 @@ static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint3
     if (tm >= tx) { /* the message bounds it */
         who = hop_log(s, hm, h, KP_SIM_HOP_TAKE, rm->src, sz, bwho);
         k->cpu.t = tm;
-        vadd(k->cpu.v, vm, KP_SIM_OVERHEAD, p->o_r);
-        k->cpu.v[KP_SIM_BYTES] += (float)by;
+        vadd(k->cpu.v, vm, KP_SIM_OVERHEAD, om);
+        k->cpu.v[KP_SIM_BYTES] += (float)bym;
     } else { /* the exchange's time bounds it */
         who = hop_log(s, t, h, KP_SIM_HOP_TAKE, rm->src, sz, k->cpu.who);
         k->cpu.t = tx;

@@ -345,8 +345,18 @@ static void test_determinism(void)
  * has started: rest = X + XG*100 - o_s = 250; the message is in at
  * max(100, gap 0) + o_r = 300, the exchange done at 417.5 + 250 = 667.5
  * -> 667.5 (the model's value). Without X: 417.5 + o_r = 617.5.
- * L = 1000 (the wire bounds it): arrival 1400, in at 1600 > 667.5 -> 1600
- * (the model's value; without X also 1600).
+ * L = 1000: arrival 1400, in at 1600 by the one-way rule; the exchange
+ * has it in by 0 + X + XG*100 = 650 after its send began, but not before
+ * its event (the first byte, 1400): 1400 (the model's value; without X
+ * 1600).
+ * G 5 ns/B (L -300): the message's event at 100, taken in at 417.5, in at
+ * 100 + 200 + 99*5 = 795 by the one-way rule, by 650 as the exchange:
+ * max(650, 667.5) = 667.5. Without X the ordinary rule holds the CPU o_r
+ * + 495 from 417.5: 1112.5 (the model, which charges G on the wire, has
+ * it in at 595 + 200 = 795). As a rendezvous (eager limit 50): the same
+ * 667.5 / 1112.5. With X 300 (o_s 400 > X + XG*100 = 350) the
+ * rendezvous send holds the CPU 350 (send_cap), the copy to 367.5, the
+ * message by 350: 367.5 (the model's values).
  * concurrent_exchange_split:C=2, P = 2, 100 B: round 0 has two copies of
  * 50 B (11.25 each), two sends of 50 B to the peer, two receives of 50 B
  * from it (the k-th receive pairs with the k-th send). Send 1 at 0 (CPU
@@ -386,7 +396,7 @@ static void test_measured_exchange(void)
         double L, want;
     } cs[] = {{"ring", 2, 1, -300, 667.5},
               {"ring", 2, 0, -300, 617.5},
-              {"ring", 2, 1, 1000, 1600},
+              {"ring", 2, 1, 1000, 1400},
               {"ring", 2, 0, 1000, 1600},
               {"concurrent_exchange_split:C=2", 2, 1, -300, 1390},
               {"ring", 3, 1, -300, 1217.5},
@@ -401,19 +411,37 @@ static void test_measured_exchange(void)
             CHECK(r.cp[KP_SIM_OVERHEAD] == 600 && r.cp[KP_SIM_BYTES] == 50 && r.cp[KP_SIM_COPY] == 17.5);
         kp_sim_result_free(&r);
     }
+    static const struct {
+        int64_t eager;
+        int has_x;
+        double X, want;
+    } gx[] = {{-1, 1, 600, 667.5}, {-1, 0, 600, 1112.5}, {50, 1, 600, 667.5}, {50, 0, 600, 1112.5}, {50, 1, 300, 367.5}};
+    for (size_t i = 0; i < sizeof gx / sizeof gx[0]; i++) {
+        kp_sim_config c = xcfg("ring", 2, gx[i].has_x, -300);
+        c.m.intra.piece[0].G = 5;
+        c.m.intra.piece[0].X = gx[i].X;
+        c.m.intra.eager_max = gx[i].eager;
+        kp_sim_result r = run(&c);
+        CHECK_NS(r.rank_ns[0], gx[i].want);
+        CHECK_NS(r.rank_ns[1], gx[i].want);
+        CHECK(r.rendezvous == (gx[i].eager == 50 ? 2 : 0));
+        CHECK_NS(cp_sum(&r), r.max_ns);
+        kp_sim_result_free(&r);
+    }
     /* the entry skew (call.skew 100: rank 1 enters at 100 and is timed from
      * there). L = -300: rank 0 as above (its copy ends at 417.5, rank 1's
      * message arrived at 200 + 0) -> 667.5; rank 1 sends at 100, copies to
      * 517.5, takes rank 0's message (in at 100) -> 517.5 + 250 = 767.5,
      * less 100 -> 667.5: the exchange hides the skew. L = 1000: rank 1's
-     * message reaches rank 0 at 100 + 400 + 1000 = 1500, in at 1700; rank
-     * 0's reaches rank 1 at 1400, in at 1600, less 100 -> 1500. */
+     * message reaches rank 0 at 100 + 400 + 1000 = 1500, in at 1500 (the
+     * exchange's 100 + 650 = 750 is before its first byte); rank 0's
+     * reaches rank 1 at 1400, in at 1400, less 100 -> 1300. */
     for (int wire = 0; wire < 2; wire++) {
         kp_sim_config c = xcfg("ring", 2, 1, wire ? 1000 : -300);
         c.m.call = (kp_callcost){.fixed = 0, .skew = 100};
         kp_sim_result r = run(&c);
-        CHECK_NS(r.rank_ns[0], wire ? 1700 : 667.5);
-        CHECK_NS(r.rank_ns[1], wire ? 1500 : 667.5);
+        CHECK_NS(r.rank_ns[0], wire ? 1500 : 667.5);
+        CHECK_NS(r.rank_ns[1], wire ? 1300 : 667.5);
         CHECK_NS(cp_sum(&r), r.max_ns);
         kp_sim_result_free(&r);
     }

@@ -311,8 +311,18 @@ static void test_overlapping_overheads(void)
  * 17.5 -> cpu 417.5; the exchange X + XG*100 = 650, less own 400 = 250 on
  * the CPU: 417.5 + 250 = 667.5; the message is in at h = max(100, rx 0) =
  * 100, + o_r = 300; completion max(300, 667.5) = 667.5.
- * The same with L +1000 (the wire is the bound): arrival 400 + 1000 = 1400,
- * 1400 + 200 = 1600 > 667.5 -> 1600.
+ * The same with L +1000: the message's first byte is at rank 0 at 0 +
+ * o_s 400 + 1000 = 1400 and in at 1600; the exchange's own bound (X +
+ * XG*100 = 650 after both sends began) does not take it in before its
+ * first byte: 1400 > 667.5 -> 1400 (1600 without the bound).
+ * G 5 ns/B instead (L -300): the bytes take (100 - 1)*5 = 495: arrival 400
+ * - 300 + 495 = 595, in at 795 by the one-way rule, but the exchange has
+ * it in by 0 + 650 (first byte at 100): max(650, 667.5) = 667.5. As a
+ * rendezvous (eager_max 50): departure max(ready 400, posted 0 + 300) =
+ * 400, the same arrival 595 and bound: 667.5 (795 without it). With X 300
+ * (own 400 > X + XG*100 = 350) the rendezvous send holds the CPU 350 ->
+ * copy 367.5; the message by 350: max(350, 367.5) = 367.5 (417.5 if the
+ * send held its own 400).
  * concurrent_exchange_split:C=2, P = 2, 100 B: two sends of 50 B to the
  * peer, two receives of 50 B from it (paired in order). Sends: t 0, cpu
  * 400, nic 500, arrival 100; t = max(400, 500) = 500, cpu 900, nic 1000,
@@ -383,7 +393,31 @@ static void test_exchange(void)
     M.intra.piece[0].X = 600;
     M.intra.piece[0].L = 1000;
     r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
-    CHECK(NEAR(r.time_ns, 1600));
+    CHECK(NEAR(r.time_ns, 1400));
+    if (!NEAR(r.time_ns, 1400))
+        fprintf(stderr, "  exchange, L 1000: got %.3f, want 1400\n", r.time_ns);
+    M.intra.piece[0].L = -300;
+    M.intra.piece[0].G = 5;
+    static const struct {
+        int64_t eager_max;
+        int has_x;
+        double X, want;
+    } gx[] = {{KP_EAGER_FIRST_PIECE, 1, 600, 667.5}, {KP_EAGER_FIRST_PIECE, 0, 600, 795},
+              {50, 1, 600, 667.5},                   {50, 0, 600, 795},
+              {50, 1, 300, 367.5}};
+    for (size_t i = 0; i < sizeof gx / sizeof gx[0]; i++) {
+        M.intra.eager_max = gx[i].eager_max;
+        M.intra.piece[0].has_x = gx[i].has_x;
+        M.intra.piece[0].X = gx[i].X;
+        r = predict(KP_COLL_ALLGATHER, "ring", &L, 2, 100, 0);
+        CHECK(NEAR(r.time_ns, gx[i].want) && r.rendezvous == (gx[i].eager_max == 50 ? 2 : 0));
+        if (!NEAR(r.time_ns, gx[i].want))
+            fprintf(stderr, "  exchange, G 5, case %zu: got %.3f, want %.1f\n", i, r.time_ns, gx[i].want);
+    }
+    M.intra.eager_max = KP_EAGER_FIRST_PIECE;
+    M.intra.piece[0].has_x = 1;
+    M.intra.piece[0].X = 600;
+    M.intra.piece[0].G = 0;
     M.intra.piece[0].L = -300;
     const kp_callcost call = M.call;
     M.call = (kp_callcost){.fixed = 0, .skew = 100};
