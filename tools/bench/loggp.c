@@ -966,7 +966,8 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
  * smallest dependent call there is, a post and a wait for the peer's post:
  * what that takes beyond shm.flag is how far apart the ranks leave the
  * barrier. Both in ns. */
-static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_result *shm, kp_callcost *call)
+static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_result *shm, kp_callcost *call,
+                         double *gap)
 {
     int me;
     MPI_Comm_rank(pc, &me);
@@ -974,8 +975,10 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
     if (me == 0)
         show_progress("call", 8);
     const int n = 1000;
-    double *v = malloc((size_t)(o->iters > n ? o->iters : n) * sizeof(double)), *mx = malloc(n * sizeof(double));
-    if (!v || !mx)
+    double *v = malloc((size_t)(o->iters > n ? o->iters : n) * sizeof(double)), *mx = malloc(n * sizeof(double)),
+           *e = malloc(2 * (size_t)n * sizeof(double));
+    *gap = -1;
+    if (!v || !mx || !e)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (me == 0) {
         unsigned char sb[8] = {1, 2, 3, 4, 5, 6, 7, 8}, rb[8];
@@ -1007,18 +1010,34 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
             kb_seg_post(&seg, ++seq);
             kb_seg_wait(&seg, 1 - me, seq);
             double t1 = kb_now_ns();
-            if (it >= 0)
+            if (it >= 0) {
                 v[it] = t1 - t0;
+                e[it] = t0;
+            }
         }
-        kb_sync_close(&start);
-        kb_seg_close(&seg);
         kb_reduce_max(v, mx, n, pc);
         if (me == 0)
             /* the clock's own cost stays in: the bench's times hold it too */
             call->skew = clamp0(kb_median(mx, n) - shm->t[OP_FLAG][0]);
+        /* a diagnostic beside it: how far apart the ranks left the start
+         * line, read off one clock (CLOCK_MONOTONIC is the host's: only
+         * with the shared-memory start line, all ranks on one host) */
+        if (start.shm) {
+            if (me == 1)
+                MPI_Send(e, n, MPI_DOUBLE, 0, 7, pc);
+            else if (me == 0) {
+                MPI_Recv(e + n, n, MPI_DOUBLE, 1, 7, pc, MPI_STATUS_IGNORE);
+                for (int i = 0; i < n; i++)
+                    e[i] = fabs(e[i] - e[n + i]);
+                *gap = kb_median(e, n);
+            }
+        }
+        kb_sync_close(&start);
+        kb_seg_close(&seg);
     }
     free(v);
     free(mx);
+    free(e);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1227,6 +1246,7 @@ static int loggp_main(int argc, char **argv)
 
     const double load0 = load_average();
     kp_machine m;
+    double entry_gap = -1; /* measure_call's diagnostic: how far apart the ranks left the start line (ns) */
     kp_params_init(&m);
     m.cores = cores;
     if (kb_rank == 0 && !o.json) {
@@ -1269,7 +1289,7 @@ static int loggp_main(int argc, char **argv)
                 fit_channel(&o, pt, chs[c], &pcs, hock[c], scale, xs);
             if (c == 0) {
                 measure_shm(pc, &o, oversub, &shm, buf, buf2, scratch);
-                measure_call(pc, &o, oversub, &shm, &m.call);
+                measure_call(pc, &o, oversub, &shm, &m.call, &entry_gap);
             }
             MPI_Comm_free(&pc);
         }
@@ -1313,12 +1333,17 @@ static int loggp_main(int argc, char **argv)
             if (o.json) {
                 printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"call\",\"fixed_ns\":%.3f,\"skew_ns\":%.3f",
                        m.call.fixed, m.call.skew);
+                if (entry_gap >= 0)
+                    printf(",\"entry_gap_ns\":%.3f", entry_gap);
                 json_tail(mpi, P, &o, 0);
             } else {
                 printf("# call: kport's own cost per call %.1f ns (kp_allgather on MPI_COMM_SELF less its copy);\n"
                        "#   entry skew after the start line %.1f ns (a timed post and wait, max over ranks, less the "
                        "flag;\n#   the clock's cost included)\n",
                        m.call.fixed, m.call.skew);
+                if (entry_gap >= 0)
+                    printf("#   the ranks left the start line %.1f ns apart (median, one clock; not used by the model)\n",
+                           entry_gap);
             }
             m.flag = shm.fit[OP_FLAG];
             m.copy_in = shm.fit[OP_COPY_IN];
