@@ -58,9 +58,12 @@
  *    where the rule above charges both overheads one after the other (MPI
  *    overlaps the send's completion with the receive), and a late message
  *    still bounds it. The exchange bounds its messages too: once both
- *    sends of the pair have started (the later at t_x), neither message
- *    arrives after t_x + X + XG*s - o_r (a_j is the smaller of that and the
- *    rules above; a rendezvous send completes at it too). A lone message is
+ *    sends of the pair have started (the later at t_x), the receive has
+ *    its message in (h + o_r above) by t_x + X + XG*s at the latest, though
+ *    not before the message's first byte (its send's start + o_s + L) nor
+ *    rx; a rendezvous send completes by that bound less o_r (not before the
+ *    first byte); a further exchange with the peer keeps the one-way
+ *    bound (X2 + X2G*s is what it adds to the first). A lone message is
  *    priced from the ping-pong (o_s, L, G), an exchange by its own
  *    measurement: in the machine's slow phase (cross-core transfers 2-3x
  *    slower) RTT/2 at 32-64 KiB ran 9.5-15.9 us against an exchange's
@@ -452,7 +455,7 @@ static int try_complete(mctx *c, int r, rcv **buf, int *cap)
         } else if (op->kind == KP_OP_RECV) {
             const mrank *q = &c->rk[op->u.recv.peer];
             rcv *m = &(*buf)[n++];
-            *m = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, 0, INFINITY, 0};
+            *m = (rcv){q->arr[k->match[i]], op->u.recv.dst.len, op->u.recv.peer, i, -1, INFINITY, 0, 0};
             if (!c->hockney && c->exchange && k->pair[i] >= 0) { /* an exchange (pair_round) */
                 const kp_loggp *pr = kp_channel_piece(channel(c, m->peer, r), m->s);
                 if (pr->has_x) {
