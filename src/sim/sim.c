@@ -891,7 +891,7 @@ static __attribute__((noinline)) int64_t take_exchange(sim *s, uint32_t h, uint3
      * began (its arrival less o_s + L), not before the message's event; a
      * further exchange with the peer keeps the message's own bound (X2 +
      * X2G*s is what it adds to the first, not a time from its start) */
-    const double xc = (xv & XP_FURTHER) ? INFINITY : rm->c.t - p->o_s - p->L + p->X + p->XG * (double)sz;
+    const double xc = (xv & XP_FURTHER) ? INFINITY : rm->c.t - p->o_s - p->L + kp_exchange_ns(p, 0, sz);
     const double hm = bm->t, tx = k->cpu.t + rest;
     double tm = hm + p->o_r + by, om = p->o_r, bym = by;
     if (xc < tm) {
