@@ -28,8 +28,9 @@
  * its first sends and each step's received chunks during the next step.
  * The synchronisation (posts and waits, and why calls that reuse the same
  * half of the segment cannot race) is described in algo/smp_common.h.
- * MPI_IN_PLACE needs no special case: the own block is read from the
- * receive buffer in round 0 and written back with the same bytes at the end.
+ * Every rank copies its own block send -> receive buffer beside its post
+ * 1, and the copies out leave it out (smp_common.h). MPI_IN_PLACE needs no
+ * special case: that copy is onto itself, which the executor skips.
  *
  * Paper: Y. Qian and A. Afsahi, "RDMA-based and SMP-aware multi-port
  * all-gather on multi-rail QsNetII SMP clusters", ICPP 2007, sections 5,
@@ -44,9 +45,9 @@
  * plus one ts in a step where a port's range wraps past node N-1 (two
  * messages); for N = (k+1)^s the transfer term is (N-1)/k * c m tau. The
  * copy-out of the own node (c m tc) is hidden behind phase 2.
- * Operations per rank: a non-leader makes 1 post, c waits and 1 + (runs)
- * copies, a run being positions of consecutive ranks (3 runs for nodes of
- * consecutive ranks, up to P for cyclic placement); the leader 1 post +
+ * Operations per rank: a non-leader makes 1 post, c waits and 2 + (runs)
+ * copies, a run being positions of consecutive ranks other than its own (4
+ * runs for nodes of consecutive ranks, up to P for cyclic placement); the leader 1 post +
  * (c - 1) waits (+1 post) + copies, and at most 4k messages per step.
  * Memory: a shared segment of P * m bytes per node (per call half), no
  * scratch. Restrictions: none (any P, any layout, any k >= 1; k >= N-1

@@ -33,8 +33,9 @@
  * first message and every batch of received chunks in the next round.
  * The synchronisation (posts and waits, and why calls that reuse the same
  * half of the segment cannot race) is described in algo/smp_common.h.
- * MPI_IN_PLACE needs no special case: the own block is read from the
- * receive buffer in round 0 and written back with the same bytes at the end.
+ * Every rank copies its own block send -> receive buffer beside its post
+ * 1, and the copies out leave it out (smp_common.h). MPI_IN_PLACE needs no
+ * special case: that copy is onto itself, which the executor skips.
  *
  * Paper: Y. Qian and A. Afsahi, "RDMA-based and SMP-aware multi-port
  * all-gather on multi-rail QsNetII SMP clusters", ICPP 2007, sections 5 and
@@ -51,9 +52,9 @@
  *             flight at rank 0, which receives (N-1) c m bytes).
  * Broadcast messages carry the segment minus the receiver's own data, in at
  * most two pieces (+1 ts). The copy-out of the own node is hidden.
- * Operations per rank: a non-leader makes 1 post, c waits and 1 + (runs)
- * copies, a run being positions of consecutive ranks (3 runs for nodes of
- * consecutive ranks, up to P for cyclic placement); the leader 1 post +
+ * Operations per rank: a non-leader makes 1 post, c waits and 2 + (runs)
+ * copies, a run being positions of consecutive ranks other than its own (4
+ * runs for nodes of consecutive ranks, up to P for cyclic placement); the leader 1 post +
  * (c - 1) waits (+1 post) + copies, and O(log N) messages (tree = 2:
  * N-1 receives at rank 0).
  * Memory: a shared segment of P * m bytes per node (per call half), no
