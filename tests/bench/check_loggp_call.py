@@ -9,8 +9,9 @@ shared memory, one clock), entry_gap_ns: how far apart the ranks left the
 start line, finite, >= 0 and at most skew_ns + the flag's fixed_ns - per
 call the late rank's post comes after its own start, so the slower rank's
 post and wait take at least the gap, and so do their medians. A gap read
-off two unrelated clocks would be far outside. Exit 0 when so, else a
-message.
+off two unrelated clocks would be far outside. With that start line (of
+flags) skew_ns is post_wait_skew_ns capped at the flag: equal to it when
+it is at most the flag, else the flag. Exit 0 when so, else a message.
 """
 import json
 import math
@@ -41,7 +42,12 @@ def main():
     skew, gap, fl = num(call[0], "skew_ns"), num(call[0], "entry_gap_ns"), num(flag[0], "fixed_ns")
     if gap > skew + fl + 1:
         sys.exit("check_loggp_call: entry_gap_ns %.1f above skew_ns + flag %.1f" % (gap, skew + fl))
-    print("check_loggp_call: entry gap %.1f ns, skew %.1f ns, flag %.1f ns" % (gap, skew, fl))
+    pw = num(call[0], "post_wait_skew_ns")
+    want = min(pw, fl)
+    if abs(skew - want) > 0.01:
+        sys.exit("check_loggp_call: skew_ns %.3f, expected min(post_wait_skew_ns %.3f, flag %.3f) = %.3f"
+                 % (skew, pw, fl, want))
+    print("check_loggp_call: entry gap %.1f ns, skew %.1f ns (uncapped %.1f), flag %.1f ns" % (gap, skew, pw, fl))
 
 
 if __name__ == "__main__":

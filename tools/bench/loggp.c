@@ -965,9 +965,10 @@ static void measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *
  * t1, the max over ranks per iteration, the median) applied to the
  * smallest dependent call there is, a post and a wait for the peer's post:
  * what that takes beyond shm.flag is how far apart the ranks leave the
- * barrier. Both in ns. */
+ * barrier, at most one flag with the shared-memory start line (below).
+ * Both in ns. */
 static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_result *shm, kp_callcost *call,
-                         double *gap)
+                         double *gap, double *post_wait)
 {
     int me;
     MPI_Comm_rank(pc, &me);
@@ -977,7 +978,7 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
     const int n = 1000;
     double *v = malloc((size_t)(o->iters > n ? o->iters : n) * sizeof(double)), *mx = malloc(n * sizeof(double)),
            *e = malloc(2 * (size_t)n * sizeof(double));
-    *gap = -1;
+    *gap = *post_wait = -1;
     if (!v || !mx || !e)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (me == 0) {
@@ -1016,9 +1017,23 @@ static void measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_r
             }
         }
         kb_reduce_max(v, mx, n, pc);
-        if (me == 0)
+        if (me == 0) {
             /* the clock's own cost stays in: the bench's times hold it too */
-            call->skew = clamp0(kb_median(mx, n) - shm->t[OP_FLAG][0]);
+            const double flag = shm->t[OP_FLAG][0];
+            *post_wait = clamp0(kb_median(mx, n) - flag);
+            /* A start line of flags lets the ranks go at most one flag
+             * apart: the last rank in leaves at once, the others when its
+             * post reaches them. What a post and wait right after it take
+             * beyond that is not an entry delay, and the collectives timed
+             * after the same start line do not pay it: in the machine's
+             * slow phase (flag 150-180 ns) a post and wait took 226-311 ns
+             * beyond a flag, while loggp's own copy-in, post, wait,
+             * copy-out round (data_line) took 341-401 ns in all, less than
+             * the post and wait alone (401-461). So with that start line
+             * skew is at most shm.flag (docs/PARAMETERS.md); post_wait,
+             * printed beside it, is the uncapped value. */
+            call->skew = start.shm && *post_wait > flag ? flag : *post_wait;
+        }
         /* a diagnostic beside it: how far apart the ranks left the start
          * line, read off one clock (CLOCK_MONOTONIC is the host's: only
          * with the shared-memory start line, all ranks on one host) */
@@ -1247,6 +1262,7 @@ static int loggp_main(int argc, char **argv)
     const double load0 = load_average();
     kp_machine m;
     double entry_gap = -1; /* measure_call's diagnostic: how far apart the ranks left the start line (ns) */
+    double post_wait = -1; /* and the skew before its cap at one flag (ns) */
     kp_params_init(&m);
     m.cores = cores;
     if (kb_rank == 0 && !o.json) {
@@ -1289,7 +1305,7 @@ static int loggp_main(int argc, char **argv)
                 fit_channel(&o, pt, chs[c], &pcs, hock[c], scale, xs);
             if (c == 0) {
                 measure_shm(pc, &o, oversub, &shm, buf, buf2, scratch);
-                measure_call(pc, &o, oversub, &shm, &m.call, &entry_gap);
+                measure_call(pc, &o, oversub, &shm, &m.call, &entry_gap, &post_wait);
             }
             MPI_Comm_free(&pc);
         }
@@ -1333,6 +1349,8 @@ static int loggp_main(int argc, char **argv)
             if (o.json) {
                 printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"call\",\"fixed_ns\":%.3f,\"skew_ns\":%.3f",
                        m.call.fixed, m.call.skew);
+                if (post_wait >= 0)
+                    printf(",\"post_wait_skew_ns\":%.3f", post_wait);
                 if (entry_gap >= 0)
                     printf(",\"entry_gap_ns\":%.3f", entry_gap);
                 json_tail(mpi, P, &o, 0);
@@ -1341,6 +1359,10 @@ static int loggp_main(int argc, char **argv)
                        "#   entry skew after the start line %.1f ns (a timed post and wait, max over ranks, less the "
                        "flag;\n#   the clock's cost included)\n",
                        m.call.fixed, m.call.skew);
+                if (post_wait > m.call.skew)
+                    printf("#   (capped at one flag, as a start line of flags lets the ranks go at most one flag "
+                           "apart: %.1f ns uncapped)\n",
+                           post_wait);
                 if (entry_gap >= 0)
                     printf("#   the ranks left the start line %.1f ns apart (median, one clock; not used by the model)\n",
                            entry_gap);
