@@ -92,7 +92,8 @@ static inline int kp_smp_pos(const kp_smp *v, int r)
  * in the receive buffer, one copy per run of positions with consecutive
  * ranks, leaving out the own block: phase 1 copies it from the send buffer
  * (reading it back from the segment while node-mates read the same lines
- * costs more: P = 2, 2 KiB, 0.49 -> 0.33 us; docs/PERFORMANCE.md) */
+ * costs more: P = 2, 2 KiB, smp_bruck took 0.49 us against shm_flat's 0.33
+ * in one run, now both 0.35-0.38; docs/PERFORMANCE.md) */
 static inline void kp_smp_copy_out(kp_sched *s, const kp_smp *v, int a, int b)
 {
     const int64_t m = s->bytes;
