@@ -74,7 +74,7 @@ def main(argv):
                 here = [r for r in recs if r["size"] == s]
                 auto = [r["median_us"] for r in here if r["algorithm"] == "auto"]
                 kp = [(r["median_us"], r["algorithm"]) for r in here
-                      if r["algorithm"] not in ("auto", "native", "memcpy")]
+                      if r["algorithm"] not in ("auto", "native", "memcpy", "sendrecv")]
                 if not auto or not kp:
                     continue
                 a = auto[0]

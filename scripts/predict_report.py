@@ -96,7 +96,7 @@ def sim_report(a, cells):
     out, skipped = [], 0
     for key, m, _p, _r in cells:
         mpi, coll, P, alg, size = key
-        if alg.split(" (")[0] in ("auto", "native", "memcpy"):  # run-time choices: nothing to simulate
+        if alg.split(" (")[0] in ("auto", "native", "memcpy", "sendrecv"):  # run-time choices, references: nothing to simulate
             skipped += 1
             continue
         tag = "ompi" if mpi.lower().startswith("open mpi") else mpi.split()[0].lower() if mpi else ""

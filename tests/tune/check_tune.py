@@ -111,7 +111,7 @@ def case_roundtrip(a, mpi, tmp):
     best = {}
     for ln in open(a.data):
         r = json.loads(ln)
-        if r["status"] != "ok" or r["requested"] in ("native", "auto", "memcpy", "shm_flat", "shm_single_copy"):
+        if r["status"] != "ok" or r["requested"] in ("native", "auto", "memcpy", "sendrecv", "shm_flat", "shm_single_copy"):
             continue
         key = (r["P"], r["size"])
         alg = r["algorithm"].split(" (")[0]

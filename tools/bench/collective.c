@@ -79,6 +79,11 @@
  * "n/a: <reason>" and skipped; it is not a failure. "auto" is kport's
  * default choice; "memcpy" is a reference column: every rank copies as
  * many bytes as its receive buffer holds (P*size) from a buffer of its own.
+ * "sendrecv" (named in -a, or added by --sendrecv) is another: every rank
+ * exchanges size bytes with rank ^ 1 (MPI_Irecv, MPI_Isend, MPI_Waitall;
+ * a rank without that partner, the last of an odd P, only takes part in
+ * the timing), the exchange loggp's parameter X fits, measured in the
+ * same run.
  *
  * Validation (-c): every iteration's send buffer is written with the
  * call's pattern and the receive buffer poisoned before the barrier, and
@@ -104,6 +109,7 @@
 #include "algo/algo.h"
 #include "model/model.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -129,6 +135,8 @@ typedef struct alg_entry {
     int native;
     int is_auto;
     int is_memcpy;           /* reference: one memcpy of the receive buffer's bytes */
+    int is_sendrecv;         /* reference: one MPI_Sendrecv of size bytes with rank ^ 1 */
+    int is_ref;              /* either reference: not an MPI collective, not kport */
     int tagged;              /* --transports: the column name carries the transport */
     char na_msg[KB_ERR_LEN]; /* first refusal */
     int na_noted;            /* refusal printed in the header */
@@ -186,6 +194,8 @@ static void usage(FILE *f, const void *arg)
             "  --rounds R    the sizes and, in each, the algorithms take turns in R rounds, each\n"
             "                turn with its own warm-up (default %d; 1: each algorithm's iterations\n"
             "                in one block)\n"
+            "  --sendrecv    add the reference column sendrecv (also a name for -a): every rank exchanges\n"
+            "                size bytes with rank ^ 1 (Irecv, Isend, Waitall), loggp's exchange, in this run\n"
             "  --format F    text (default) or json (one JSON object per line per algorithm and size)\n"
             "  --predict F   beside every kport median, the cost model's prediction from the machine\n"
             "                parameter file F (kport-bench loggp writes it) and predicted / measured\n"
@@ -237,6 +247,8 @@ static void add_alg(options *o, const char *spec)
     a->native = strcmp(spec, "native") == 0;
     a->is_auto = strcmp(spec, "auto") == 0;
     a->is_memcpy = strcmp(spec, "memcpy") == 0;
+    a->is_sendrecv = strcmp(spec, "sendrecv") == 0;
+    a->is_ref = a->is_memcpy || a->is_sendrecv;
 }
 
 /* "-a native,bruck:k=3,C=2,ring;direct,transport=rma": specifications
@@ -322,7 +334,7 @@ static void expand_transports(options *o)
     o->nalgs = o->cap = 0;
     for (int i = 0; i < n; i++) {
         const alg_entry *a = &old[i];
-        if (a->native || a->is_auto || a->is_memcpy || strstr(a->spec, "transport=")) {
+        if (a->native || a->is_auto || a->is_ref || strstr(a->spec, "transport=")) {
             add_alg(o, a->spec);
             continue;
         }
@@ -398,7 +410,7 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
     o->warmup_large = KB_DEF_WARMUP_LARGE;
     o->rounds = KB_DEF_ROUNDS;
     const char *alist[64];
-    int nalist = 0;
+    int nalist = 0, sendrecv = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -435,6 +447,10 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
         if ((val = kb_long_option(argc, argv, &i, "--b2b", usage, coll))) {
             if (kb_parse_int(val, 1, &o->b2b))
                 bad_usage(o, "bad --b2b \"%s\" (calls per batch, an integer >= 1)", val);
+            continue;
+        }
+        if (strcmp(a, "--sendrecv") == 0) {
+            sendrecv = 1;
             continue;
         }
         if ((val = kb_long_option(argc, argv, &i, "--rounds", usage, coll))) {
@@ -546,6 +562,13 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
         }
     }
 
+    if (sendrecv) {
+        int have = 0;
+        for (int i = 0; i < o->nalgs; i++)
+            have |= o->algs[i].is_sendrecv;
+        if (!have)
+            add_alg(o, "sendrecv");
+    }
     if (o->ntransports && coll->kcoll < 0)
         bad_usage(o, "--transports: kport has no algorithms for %s", coll->name);
     expand_transports(o);
@@ -553,7 +576,7 @@ static void parse_options(const kb_coll *coll, int argc, char **argv, options *o
     /* Validate every kport specification now (same on every rank). */
     for (int i = 0; i < o->nalgs; i++) {
         alg_entry *a = &o->algs[i];
-        if (a->native || a->is_memcpy)
+        if (a->native || a->is_ref)
             continue;
         if (coll->kcoll < 0)
             bad_usage(o, "kport has no algorithms for this collective; use -a native (got \"%s\")", a->spec);
@@ -633,6 +656,45 @@ static int run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double 
     return 0;
 }
 
+/* The reference column "sendrecv": every rank exchanges size bytes with
+ * rank ^ 1 (from its send buffer into its receive buffer) as kport's
+ * executor and loggp's exchange make one (MPI_Irecv, MPI_Isend,
+ * MPI_Waitall), timed like the collectives; with --b2b, o->b2b of them per
+ * batch. A rank whose partner would be P (the last of an odd P) only takes
+ * part in the start line. n/a where the size exceeds either buffer or an
+ * int count. */
+static int run_sendrecv(const options *o, kb_ctx *cx, int warm, int iters, double *times, result *r, MPI_Comm sync)
+{
+    const int peer = cx->rank ^ 1;
+    const int fits = cx->size <= cx->sbuf_len && cx->size <= cx->rbuf_len && cx->size <= (size_t)INT_MAX;
+    int gfits;
+    MPI_Allreduce(&fits, &gfits, 1, MPI_INT, MPI_MIN, sync);
+    if (!gfits) {
+        r->status = RES_NA;
+        snprintf(r->msg, sizeof(r->msg), "sendrecv: %zu bytes do not fit the buffers or an int count", cx->size);
+        return 1;
+    }
+    const int calls = o->b2b ? o->b2b : 1;
+    for (int it = 0; it < warm + iters; it++) {
+        kb_sync_barrier(&start);
+        double t0 = MPI_Wtime();
+        for (int j = 0; j < calls; j++) {
+            if (o->b2b && o->coll->write_send) /* as the collectives' batches do (its time subtracted) */
+                o->coll->write_send(cx, 1 + it * o->b2b + j);
+            if (peer < cx->P) {
+                MPI_Request rq[2];
+                MPI_Irecv(cx->rbuf, (int)cx->size, MPI_BYTE, peer, 77, cx->comm, &rq[0]);
+                MPI_Isend(cx->sbuf, (int)cx->size, MPI_BYTE, peer, 77, cx->comm, &rq[1]);
+                MPI_Waitall(2, rq, kb_statuses_ignore);
+            }
+        }
+        double t1 = MPI_Wtime();
+        if (it >= warm)
+            times[it - warm] = t1 - t0;
+    }
+    return 0;
+}
+
 /* Remember this rank's first failing return code and its message. */
 static void note_failure(const alg_entry *a, int rc, int *failed, char *errmsg)
 {
@@ -660,7 +722,7 @@ static int first_call_decides(const kb_coll *bc, const alg_entry *a, int rc, int
         snprintf(r->msg, sizeof(r->msg), "%s", errmsg);
         return 1;
     }
-    if (!a->native && !a->is_auto && !a->is_memcpy && moves) {
+    if (!a->native && !a->is_auto && !a->is_ref && moves) {
         const char *ran = kp_last_algorithm((enum kp_coll)bc->kcoll);
         if (ran && *ran) {
             snprintf(r->ran, sizeof(r->ran), "%s", ran);
@@ -804,7 +866,7 @@ static int select_alg(const options *o, kb_ctx *cx, const alg_entry *a, result *
     cx->native = a->native;
     cx->label = a->label;
     cx->reported = 0;
-    if (a->native || a->is_memcpy)
+    if (a->native || a->is_ref)
         return 0;
     int rc = kp_set_algorithm((enum kp_coll)bc->kcoll, a->spec);
     if (rc != KP_SUCCESS) { /* validated at startup; same on every rank */
@@ -826,8 +888,8 @@ static void run_round(const options *o, kb_ctx *cx, alg_entry *a, int k, int war
         memset(r, 0, sizeof(*r));
         memset(st, 0, sizeof(*st));
         snprintf(r->ran, sizeof(r->ran), "%s", a->native ? "native" : a->spec);
-        if (a->is_memcpy) {
-            snprintf(r->ran, sizeof(r->ran), "memcpy");
+        if (a->is_ref) {
+            snprintf(r->ran, sizeof(r->ran), "%s", a->spec);
             r->ran_known = 1;
         }
         /* kport records the algorithm only for calls that move data (a
@@ -845,6 +907,8 @@ static void run_round(const options *o, kb_ctx *cx, alg_entry *a, int k, int war
     int stop;
     if (a->is_memcpy && !o->b2b)
         stop = run_memcpy(o, cx, warm, iters, times + st->done, r, sync);
+    else if (a->is_sendrecv)
+        stop = run_sendrecv(o, cx, warm, iters, times + st->done, r, sync);
     else if (o->b2b)
         stop = loop_b2b(o, cx, a, warm, iters, st->moves, k == 0, st->calls, times + st->done, &st->bad, &st->failed,
                         st->errmsg, r, sync);
@@ -873,7 +937,7 @@ static void finish_alg(const options *o, kb_ctx *cx, alg_entry *a, double rewrit
     if (st->stop && r->status != RES_OK)
         return; /* n/a or failed: r says why (the same on every rank) */
     const int iters = st->done;
-    if (o->check && bc->selftest && !a->is_memcpy && !select_alg(o, cx, a, r)) {
+    if (o->check && bc->selftest && !a->is_ref && !select_alg(o, cx, a, r)) {
         /* untimed; only where every rank's timed calls succeeded */
         int lf0 = st->failed != 0, gf0;
         MPI_Allreduce(&lf0, &gf0, 1, MPI_INT, MPI_MAX, sync);
@@ -941,7 +1005,7 @@ static void json_line(const options *o, const char *mpi, int P, int hosts, size_
         printf(",\"ran\":");
         kb_json_string(stdout, r->ran);
     }
-    if (a->native || a->is_memcpy) {
+    if (a->native || a->is_ref) {
         printf(",\"transport\":null");
     } else {
         int rails, skb;
@@ -1042,6 +1106,10 @@ static void print_header(options *o, const run_env *e)
             printf("# %-28s %s\n", a->label, bc->native_call);
         else if (a->is_memcpy)
             printf("# %-28s reference: one memcpy of the receive buffer's bytes per rank (P*size)\n", a->label);
+        else if (a->is_sendrecv)
+            printf("# %-28s reference: one exchange of size bytes per rank with rank ^ 1 (Irecv, Isend, "
+                   "Waitall)\n",
+                   a->label);
         else if (a->is_auto)
             printf("# %-28s kport automatic selection\n", a->label);
         else if (a->tagged) {
@@ -1159,7 +1227,7 @@ static int kport_layout(MPI_Comm comm, kp_layout *L)
  * specification, or for auto what kport ran ("auto(bruck:k=1 (...))"). */
 static void predict_row(const options *o, const kp_layout *L, int P, size_t size, const alg_entry *a, result *r)
 {
-    if (!o->predict || a->native || a->is_memcpy || r->status != RES_OK || o->coll->kcoll < 0)
+    if (!o->predict || a->native || a->is_ref || r->status != RES_OK || o->coll->kcoll < 0)
         return;
     char spec[KB_NAME_LEN];
     if (a->is_auto) {
