@@ -132,9 +132,10 @@ for line in open(sys.argv[4]):
         continue
     if x.get("algorithm") == "memcpy" and x.get("median_us") and 32768 <= x["P"] * x["size"] <= 131072:
         r.append(x["median_us"] * 1e3 / lin(a["shm"]["memcpy"], x["P"] * x["size"]))
-    if (x.get("algorithm") == "sendrecv" and x.get("median_us") and 8 <= x["size"] <= 65536
-            and exchange(x["size"])(a) > 0):
-        rx.append(x["median_us"] * 1e3 / exchange(x["size"])(a))
+    if x.get("algorithm") == "sendrecv" and x.get("median_us") and 8 <= x["size"] <= 65536:
+        fit = exchange(x["size"])(a)
+        if fit > 0:
+            rx.append(x["median_us"] * 1e3 / fit)
 if r:
     q = statistics.median(r)
     if q > 1.5 or q < 1 / 1.5:

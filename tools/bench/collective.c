@@ -135,7 +135,7 @@ typedef struct alg_entry {
     int native;
     int is_auto;
     int is_memcpy;           /* reference: one memcpy of the receive buffer's bytes */
-    int is_sendrecv;         /* reference: one MPI_Sendrecv of size bytes with rank ^ 1 */
+    int is_sendrecv;         /* reference: one exchange of size bytes with rank ^ 1 (Irecv, Isend, Waitall) */
     int is_ref;              /* either reference: not an MPI collective, not kport */
     int tagged;              /* --transports: the column name carries the transport */
     char na_msg[KB_ERR_LEN]; /* first refusal */
@@ -656,6 +656,9 @@ static int run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double 
     return 0;
 }
 
+/* The data of the j-th call of batch b (the probe call is 0). */
+static int b2b_iter(const options *o, int b, int j) { return 1 + b * o->b2b + j; }
+
 /* The reference column "sendrecv": every rank exchanges size bytes with
  * rank ^ 1 (from its send buffer into its receive buffer) as kport's
  * executor and loggp's exchange make one (MPI_Irecv, MPI_Isend,
@@ -680,7 +683,7 @@ static int run_sendrecv(const options *o, kb_ctx *cx, int warm, int iters, doubl
         double t0 = MPI_Wtime();
         for (int j = 0; j < calls; j++) {
             if (o->b2b && o->coll->write_send) /* as the collectives' batches do (its time subtracted) */
-                o->coll->write_send(cx, 1 + it * o->b2b + j);
+                o->coll->write_send(cx, b2b_iter(o, it, j));
             if (peer < cx->P) {
                 MPI_Request rq[2];
                 MPI_Irecv(cx->rbuf, (int)cx->size, MPI_BYTE, peer, 77, cx->comm, &rq[0]);
@@ -759,9 +762,6 @@ static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int w
     }
     return 0;
 }
-
-/* The data of the j-th call of batch b (the probe call is 0). */
-static int b2b_iter(const options *o, int b, int j) { return 1 + b * o->b2b + j; }
 
 /* Back-to-back batches: one untimed probe call decides n/a or failure (as
  * the first iteration does in isolated mode), then per batch (with -c:
