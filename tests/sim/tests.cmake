@@ -12,5 +12,5 @@ endif()
 if(TARGET kport-sim AND Python3_Interpreter_FOUND)
   add_test(NAME sim_predict_report COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/check_predict_report.py
     ${PROJECT_SOURCE_DIR}/scripts/predict_report.py $<TARGET_FILE:kport-sim>
-    ${PROJECT_SOURCE_DIR}/docs/bench/makebench-s29/run2-0e81110)
+    ${PROJECT_SOURCE_DIR}/docs/bench/allgather-p2)
 endif()
