@@ -14,7 +14,7 @@ OMPI_CMAKE  = -DMPI_C_COMPILER=mpicc.openmpi -DMPIEXEC_EXECUTABLE=$(shell comman
 MPICH_CMAKE = -DMPI_C_COMPILER=mpicc.mpich -DMPIEXEC_EXECUTABLE=$(shell command -v mpiexec.mpich) -DKPORT_MPI_FLAVOR=mpich
 PKG_CMAKE   = -DCMAKE_INSTALL_PREFIX=/usr -DKPORT_BUILD_TESTS=OFF
 
-.PHONY: all deps build build-ompi build-mpich build-asan test bench install package clean
+.PHONY: all deps build build-ompi build-mpich build-asan test bench report install package clean
 
 all: build
 
@@ -40,6 +40,10 @@ test: build build-asan
 
 bench: build
 	@bash scripts/bench.sh
+
+# docs/PERFORMANCE.md from the raw results in docs/bench/ (no build, no MPI)
+report:
+	@python3 scripts/perf_report.py
 
 install: build-ompi
 	cmake --install build/ompi --prefix $(PREFIX)
