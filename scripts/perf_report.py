@@ -1088,8 +1088,9 @@ Over both patterns (one and pairs) and the three operations, `auto` was
 {{strided_ompi_worst}} under Open MPI and {{strided_mpich_worst}} under
 MPICH; ARMCI-MPI / auto was at least {{strided_ompi_armci_min}} under Open
 MPI and at least {{strided_mpich_armci_min}} under MPICH. SRUMMA (`N = 512`,
-1 x 2 grid, every product checked): over kport {{srumma_ompi}} over
-ARMCI-MPI in `srumma-ompi.txt`, {{srumma_mpich}} in `srumma-mpich.txt`.
+1 x 2 grid, every product checked), kport against ARMCI-MPI:
+{{srumma_ompi}} in `srumma-ompi.txt`, {{srumma_mpich}} in
+`srumma-mpich.txt`.
 
 Why the methods win where they do:
 
