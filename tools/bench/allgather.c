@@ -15,7 +15,7 @@
  *
  * Options, timing and output are the collective runner's (collective.c).
  */
-#include "harness.h"
+#include "collective.h"
 
 static int allgather_buffers(size_t size, int P, size_t *sbytes, size_t *rbytes)
 {
@@ -49,5 +49,7 @@ static const kb_coll kb_coll_allgather = {
     .buffers = allgather_buffers, .run = allgather_run, .write_send = kb_rank_block_write,
     .poison_recv = kb_rank_blocks_poison, .check = allgather_check};
 
+static int allgather_main(int argc, char **argv) { return kb_coll_main(&kb_coll_allgather, argc, argv); }
+
 const kb_command kb_cmd_allgather = {"allgather", "MPI_Allgather beside every kport all-gather algorithm",
-                                     &kb_coll_allgather, NULL};
+                                     &kb_coll_allgather, allgather_main};

@@ -15,7 +15,7 @@
  *
  * Options, timing and output are the collective runner's (collective.c).
  */
-#include "harness.h"
+#include "collective.h"
 
 static int alltoall_buffers(size_t size, int P, size_t *sbytes, size_t *rbytes)
 {
@@ -67,5 +67,7 @@ static const kb_coll kb_coll_alltoall = {
     .buffers = alltoall_buffers, .run = alltoall_run, .write_send = alltoall_write,
     .poison_recv = alltoall_poison, .check = alltoall_check};
 
+static int alltoall_main(int argc, char **argv) { return kb_coll_main(&kb_coll_alltoall, argc, argv); }
+
 const kb_command kb_cmd_alltoall = {"alltoall", "MPI_Alltoall beside every kport all-to-all algorithm",
-                                    &kb_coll_alltoall, NULL};
+                                    &kb_coll_alltoall, alltoall_main};

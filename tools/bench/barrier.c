@@ -19,7 +19,7 @@
  *
  * Options, timing and output are the collective runner's (collective.c).
  */
-#include "harness.h"
+#include "collective.h"
 
 #define KB_BARRIER_TAG 7301
 #define KB_BARRIER_DELAY 0.002 /* seconds; the note below says "2 ms" */
@@ -84,5 +84,7 @@ static const kb_coll kb_coll_barrier = {
     .check_note = "# Validation: return codes of every call, and an untimed test per algorithm: each rank in turn\n"
                   "#   is held back 2 ms before entering; no other rank may leave the barrier before it enters\n"};
 
+static int barrier_main(int argc, char **argv) { return kb_coll_main(&kb_coll_barrier, argc, argv); }
+
 const kb_command kb_cmd_barrier = {"barrier", "MPI_Barrier beside every kport barrier algorithm (no sizes)",
-                                   &kb_coll_barrier, NULL};
+                                   &kb_coll_barrier, barrier_main};

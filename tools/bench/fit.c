@@ -363,31 +363,31 @@ int kb_drop_outliers(double *v, int n, double factor, double floor)
     return k;
 }
 
-/* a size with an optional K/M/G suffix in s[0..len) */
-static int parse_one(const char *s, size_t len, size_t *out)
+int kb_parse_bytes(const char *s, size_t len, unsigned long long max, size_t *out)
 {
-    char buf[32];
-    if (len == 0 || len >= sizeof(buf) || !isdigit((unsigned char)s[0]))
+    if (!s || len == 0 || !isdigit((unsigned char)s[0]))
         return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
     errno = 0;
     char *end;
-    unsigned long long v = strtoull(buf, &end, 10);
+    unsigned long long v = strtoull(s, &end, 10); /* stops at s[len]: a separator or the end */
     if (errno)
         return -1;
     unsigned shift = 0;
-    if (*end == 'k' || *end == 'K')
+    if (end < s + len && (*end == 'k' || *end == 'K'))
         shift = 10, end++;
-    else if (*end == 'm' || *end == 'M')
+    else if (end < s + len && (*end == 'm' || *end == 'M'))
         shift = 20, end++;
-    else if (*end == 'g' || *end == 'G')
+    else if (end < s + len && (*end == 'g' || *end == 'G'))
         shift = 30, end++;
-    if (*end != '\0' || (shift && v > (ULLONG_MAX >> shift)) || (v << shift) > (unsigned long long)INT_MAX)
-        return -1; /* sizes are int counts of bytes in MPI */
+    if (end != s + len || (shift && v > (ULLONG_MAX >> shift)) || (v << shift) > max ||
+        (v << shift) > (unsigned long long)SIZE_MAX)
+        return -1;
     *out = (size_t)(v << shift);
     return 0;
 }
+
+/* a size of the list in s[0..len): sizes are int counts of bytes in MPI */
+static int parse_one(const char *s, size_t len, size_t *out) { return kb_parse_bytes(s, len, INT_MAX, out); }
 
 int kb_size_list(const char *val, int zero_ok, size_t *sizes, int max, const char **why)
 {

@@ -123,6 +123,12 @@ double kb_trimmed_mean(double *v, int n, double trim);
  * (at least half of them: the median and all below); n < 1: 0. */
 int kb_drop_outliers(double *v, int n, double factor, double floor);
 
+/* A non-negative decimal integer with an optional K/M/G suffix (binary
+ * multiples) in s[0..len), where s[len] is not a digit (a separator or the
+ * end of the string), at most max: 0 and *out, or -1. The one size parser
+ * of kport-bench (kb_parse_size, the lists below). */
+int kb_parse_bytes(const char *s, size_t len, unsigned long long max, size_t *out);
+
 /* Message sizes from an -m value: "MIN:MAX" (MIN, 2*MIN, ... up to MAX, MIN
  * 0 counts as 1 unless zero_ok, when 0 comes first), "MAX" (1:MAX) or a
  * comma-separated list "8,1K,64K" (strictly increasing); K/M/G suffixes.

@@ -15,7 +15,7 @@
  *
  * Options, timing and output are the collective runner's (collective.c).
  */
-#include "harness.h"
+#include "collective.h"
 
 static int gather_buffers(size_t size, int P, size_t *sbytes, size_t *rbytes)
 {
@@ -55,5 +55,7 @@ static const kb_coll kb_coll_gather = {
     .buffers = gather_buffers, .run = gather_run, .write_send = kb_rank_block_write,
     .poison_recv = kb_rank_blocks_poison, .check = gather_check};
 
+static int gather_main(int argc, char **argv) { return kb_coll_main(&kb_coll_gather, argc, argv); }
+
 const kb_command kb_cmd_gather = {"gather", "MPI_Gather beside every kport gather algorithm (-r ROOT)",
-                                  &kb_coll_gather, NULL};
+                                  &kb_coll_gather, gather_main};

@@ -13,7 +13,6 @@
 #include <string.h>
 
 /* Every subcommand, in the order kport-bench -h lists them. */
-extern const kb_command kb_cmd_strided; /* tools/bench/strided.c */
 const kb_command *const kb_commands[] = {
     &kb_cmd_allgather, &kb_cmd_barrier, &kb_cmd_gather, &kb_cmd_alltoall, &kb_cmd_churn,
     &kb_cmd_loggp, &kb_cmd_fanout, &kb_cmd_concurrency, &kb_cmd_strided, &kb_cmd_rma,
@@ -59,7 +58,7 @@ int main(int argc, char **argv)
                                        : "unknown subcommand \"%s\"",
                      argv[1]);
     }
-    int rc = cmd->coll ? kb_coll_main(cmd->coll, argc, argv) : cmd->main(argc, argv);
+    int rc = cmd->main(argc, argv);
     MPI_Finalize();
     return rc;
 }
@@ -82,32 +81,7 @@ _Noreturn void kb_bad_usage(void (*usage_fn)(FILE *f, const void *arg), const vo
     exit(2);
 }
 
-int kb_parse_size(const char *s, size_t *out)
-{
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    unsigned shift = 0;
-    if (*end == 'k' || *end == 'K')
-        shift = 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        shift = 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        shift = 30, end++;
-    if (*end != '\0')
-        return -1;
-    if (shift && v > (ULLONG_MAX >> shift))
-        return -1;
-    v <<= shift;
-    if (v > (unsigned long long)SIZE_MAX)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
+int kb_parse_size(const char *s, size_t *out) { return kb_parse_bytes(s, s ? strlen(s) : 0, SIZE_MAX, out); }
 
 int kb_parse_int(const char *s, int minv, int *out)
 {

@@ -9,14 +9,23 @@
  *                 helpers; the measured environment (MPI library, hosts,
  *                 kport's node layout); the validation pattern; statistics
  *                 (median of per-iteration maxima over ranks); JSON strings
- *   collective.c  the runner of the collective subcommands: OSU options,
- *                 every algorithm interleaved size by size, isolated calls
- *                 or back-to-back batches (--b2b), text and JSON output
+ *   fit.c, probe.c  fits and message sizes (fit.h); the machine's probes:
+ *                 clock, spin, shared segment, start line (probe.h)
+ *   collective.c  the collective runner (its manual; collective.h lists its
+ *                 files: options, measurement, report): OSU options, every
+ *                 algorithm interleaved size by size, isolated calls or
+ *                 back-to-back batches (--b2b), text and JSON output
  *   allgather.c, barrier.c, gather.c, alltoall.c
  *                 one collective each: its buffers, one call (native or
- *                 kport), how -c fills and checks; the file's header is the
- *                 subcommand's manual
+ *                 kport), how -c fills and checks; its main is a call of
+ *                 the runner; the file's header is the subcommand's manual
  *   churn.c       communicator churn: create, call, free
+ *   loggp.c, fanout.c, concurrency.c, strided.c, rma.c
+ *                 the machine's measurements (loggp.h lists loggp's files)
+ *
+ * main() looks argv[1] up in kb_commands[] and calls that entry's main: the
+ * harness knows no subcommand's code, and no subcommand's code is called
+ * from here but through that pointer.
  *
  * Timing rules every subcommand follows (ReproMPI's lesson: averages over
  * ranks hide stragglers): a measured interval starts after an MPI_Barrier
@@ -41,11 +50,13 @@
  *      in harness.c.
  *   3. Add NAME.c to add_executable(kport-bench ...) in CMakeLists.txt.
  *
- * A new collective that is "buffers, one call, fill, check" needs no main
- * of its own: define a kb_coll (see allgather.c, the shortest) and
- *     const kb_command kb_cmd_NAME = {"NAME", "summary", &kb_coll_NAME, NULL};
- * and it gets every option of the collective runner (-m -i -x -f -c -a
- * --b2b --format json) and a place in scripts/bench_report.py's tables.
+ * A new collective that is "buffers, one call, fill, check" needs no
+ * runner of its own: define a kb_coll (see allgather.c, the shortest), and
+ *     static int NAME_main(int argc, char **argv) { return kb_coll_main(&kb_coll_NAME, argc, argv); }
+ *     const kb_command kb_cmd_NAME = {"NAME", "summary", &kb_coll_NAME, NAME_main};
+ * (collective.h) and it gets every option of the collective runner (-m -i
+ * -x -f -c -a --b2b --format json) and a place in scripts/bench_report.py's
+ * tables.
  */
 #ifndef KPORT_BENCH_HARNESS_H
 #define KPORT_BENCH_HARNESS_H
@@ -72,12 +83,12 @@ typedef struct kb_coll kb_coll;
 typedef struct kb_command {
     const char *name;    /* argv[1] */
     const char *summary; /* one line for kport-bench -h */
-    const kb_coll *coll; /* a collective: run by the collective runner (main is NULL) */
-    int (*main)(int argc, char **argv); /* otherwise: the subcommand itself */
+    const kb_coll *coll; /* a collective (its main runs the collective runner), else NULL */
+    int (*main)(int argc, char **argv); /* the subcommand: after MPI_Init, argv[1] its name */
 } kb_command;
 
 extern const kb_command kb_cmd_allgather, kb_cmd_barrier, kb_cmd_gather, kb_cmd_alltoall, kb_cmd_churn;
-extern const kb_command kb_cmd_loggp, kb_cmd_fanout, kb_cmd_concurrency, kb_cmd_rma;
+extern const kb_command kb_cmd_loggp, kb_cmd_fanout, kb_cmd_concurrency, kb_cmd_strided, kb_cmd_rma;
 extern const kb_command *const kb_commands[];
 extern const int kb_ncommands;
 
@@ -85,7 +96,7 @@ extern const int kb_ncommands;
 extern int kb_rank;
 
 /* ------------------------------------------------------------------------- */
-/* Collectives (the collective runner, collective.c)                         */
+/* Collectives (what the collective runner, collective.h, measures)          */
 /* ------------------------------------------------------------------------- */
 
 /* What a collective's hooks see: one (algorithm, size) being measured. */
@@ -132,9 +143,6 @@ struct kb_coll {
     /* Extra "# ..." header lines when -c is on. May be NULL. */
     const char *check_note;
 };
-
-/* The collective runner: kport-bench COLL [options]; returns the exit code. */
-int kb_coll_main(const kb_coll *bc, int argc, char **argv);
 
 /* ------------------------------------------------------------------------- */
 /* Options                                                                    */
