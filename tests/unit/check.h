@@ -1,7 +1,8 @@
 /*
  * The unit tests' assertion: CHECK(cond, printf-style message) counts every
  * check in `checks` and every failure in `fails`, and prints the first 20
- * failures with their file and line. The test prints the two counts and
+ * failures with their file and line. CHECK_THAT(cond) is CHECK with the
+ * condition's own text as the message. The test prints the two counts and
  * exits non-zero when fails > 0.
  */
 #ifndef KPORT_TESTS_UNIT_CHECK_H
@@ -22,5 +23,8 @@ static long checks, fails;
             }                                                                                                        \
         }                                                                                                            \
     } while (0)
+
+/* CHECK with the condition's text as the message: "FAIL file:line: a == b" */
+#define CHECK_THAT(cond) CHECK(cond, "%s", #cond)
 
 #endif

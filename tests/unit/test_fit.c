@@ -8,23 +8,12 @@
  * the two-slope copy line (kb_fit_knee_floor).
  */
 #include "../../tools/bench/fit.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                  \
-    do {                                                                                                  \
-        if (!(cond)) {                                                                                    \
-            failures++;                                                                                   \
-            printf("FAIL line %d: ", __LINE__);                                                           \
-            printf(__VA_ARGS__);                                                                          \
-            printf("\n");                                                                                 \
-        }                                                                                                 \
-    } while (0)
 
 static int within(double got, double want, double tol)
 {
@@ -414,9 +403,9 @@ int main(void)
     test_knee();
     double v[4] = {4, 1, 3, 2};
     CHECK(kb_median(v, 4) == 2.5 && kb_median(v, 3) == 2, "median");
-    if (failures)
-        printf("%d failed\n", failures);
+    if (fails)
+        printf("%ld failed\n", fails);
     else
         printf("test_fit: all passed\n");
-    return failures ? 1 : 0;
+    return fails ? 1 : 0;
 }

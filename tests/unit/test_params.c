@@ -4,22 +4,14 @@
 #include "kport.h"
 #include "model/params.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                                                                \
-    do {                                                                                                           \
-        if (cond)                                                                                                  \
-            passed++;                                                                                              \
-        else {                                                                                                     \
-            failed++;                                                                                              \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                              \
-        }                                                                                                          \
-    } while (0)
 
 static char tmp[64];
 
@@ -116,29 +108,29 @@ static void test_good(void)
     kp_machine m;
     char err[512];
     write_file(good, strlen(good));
-    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
     if (err[0])
         fprintf(stderr, "unexpected: %s\n", err);
-    CHECK(m.version == 1 && m.cores == 2 && !strcmp(m.host, "debian") && !strcmp(m.cpu, "Intel(R) Xeon(R) \"x\""));
-    CHECK(m.intra.npieces == 2 && m.intra.piece[0].max_bytes == 4096 && m.intra.piece[0].L == 300.0 &&
+    CHECK_THAT(m.version == 1 && m.cores == 2 && !strcmp(m.host, "debian") && !strcmp(m.cpu, "Intel(R) Xeon(R) \"x\""));
+    CHECK_THAT(m.intra.npieces == 2 && m.intra.piece[0].max_bytes == 4096 && m.intra.piece[0].L == 300.0 &&
           m.intra.piece[0].o_s == 150.0 && m.intra.piece[0].o_r == 200.0 && m.intra.piece[0].g == 180.0 &&
           m.intra.piece[0].G == 0.10 && m.intra.piece[0].O == 0.0);
-    CHECK(m.intra.piece[1].max_bytes == -1 && m.intra.piece[1].L == 900.0 && m.intra.piece[1].G == 0.08);
-    CHECK(m.inter.npieces == 1 && m.inter.piece[0].L == 1000.0 && m.inter.piece[0].o_s == 1 &&
+    CHECK_THAT(m.intra.piece[1].max_bytes == -1 && m.intra.piece[1].L == 900.0 && m.intra.piece[1].G == 0.08);
+    CHECK_THAT(m.inter.npieces == 1 && m.inter.piece[0].L == 1000.0 && m.inter.piece[0].o_s == 1 &&
           m.inter.piece[0].o_r == 2 && m.inter.piece[0].g == 3 && m.inter.piece[0].G == 0.4 && m.inter.piece[0].O == 5);
-    CHECK(m.flag.fixed == 90.0 && m.flag.per_byte == 0.0);
-    CHECK(m.copy_in.fixed == 20.0 && m.copy_in.per_byte == 0.06 && m.copy_out.fixed == 21.0 &&
+    CHECK_THAT(m.flag.fixed == 90.0 && m.flag.per_byte == 0.0);
+    CHECK_THAT(m.copy_in.fixed == 20.0 && m.copy_in.per_byte == 0.06 && m.copy_out.fixed == 21.0 &&
           m.copy_out.per_byte == 0.061 && m.memcpy_.fixed == 10.0 && m.memcpy_.per_byte == 0.05);
-    CHECK(m.peer_read.fixed == 700.0 && m.peer_read.per_byte == 0.07 && m.peer_write.fixed == 701.0 &&
+    CHECK_THAT(m.peer_read.fixed == 700.0 && m.peer_read.per_byte == 0.07 && m.peer_write.fixed == 701.0 &&
           m.peer_write.per_byte == 0.071);
-    CHECK(m.hockney_intra.fixed == 500.0 && m.hockney_intra.per_byte == 0.09 && m.hockney_inter.fixed == 501.0 &&
+    CHECK_THAT(m.hockney_intra.fixed == 500.0 && m.hockney_intra.per_byte == 0.09 && m.hockney_inter.fixed == 501.0 &&
           m.hockney_inter.per_byte == 0.091);
     /* pieces: the first with bytes <= max_bytes, the last (-1) beyond */
-    CHECK(kp_channel_piece(&m.intra, 0) == &m.intra.piece[0]);
-    CHECK(kp_channel_piece(&m.intra, 4096) == &m.intra.piece[0]);
-    CHECK(kp_channel_piece(&m.intra, 4097) == &m.intra.piece[1]);
-    CHECK(kp_channel_piece(&m.intra, INT64_MAX) == &m.intra.piece[1]);
-    CHECK(kp_channel_piece(&m.inter, 1 << 30) == &m.inter.piece[0]);
+    CHECK_THAT(kp_channel_piece(&m.intra, 0) == &m.intra.piece[0]);
+    CHECK_THAT(kp_channel_piece(&m.intra, 4096) == &m.intra.piece[0]);
+    CHECK_THAT(kp_channel_piece(&m.intra, 4097) == &m.intra.piece[1]);
+    CHECK_THAT(kp_channel_piece(&m.intra, INT64_MAX) == &m.intra.piece[1]);
+    CHECK_THAT(kp_channel_piece(&m.inter, 1 << 30) == &m.inter.piece[0]);
 
     /* machine is informational: a file without it loads */
     const char *from = strstr(good, "  \"machine\"");
@@ -146,7 +138,7 @@ static void test_good(void)
     char *nomach = malloc(strlen(good) + 1);
     snprintf(nomach, strlen(good) + 1, "%.*s%s", (int)(from - good), good, to);
     write_file(nomach, strlen(nomach));
-    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS && m.cores == 0 && m.host[0] == '\0');
+    CHECK_THAT(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS && m.cores == 0 && m.host[0] == '\0');
     free(nomach);
 }
 
@@ -155,7 +147,7 @@ static void test_round_trip(void)
     kp_machine a, b;
     char err[512];
     kp_params_init(&a);
-    CHECK(kp_params_check(&a, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(kp_params_check(&a, err, sizeof err) == KP_SUCCESS);
     snprintf(a.host, sizeof a.host, "host \"with\" quotes\\ and\ttab");
     snprintf(a.cpu, sizeof a.cpu, "AMD EPYC \xc3\xa9");
     snprintf(a.mpi, sizeof a.mpi, "MPICH 4.0");
@@ -186,48 +178,51 @@ static void test_round_trip(void)
     a.peer_write = (kp_linear){.fixed = 0.0, .per_byte = 0.0};
     a.hockney_intra = (kp_linear){.fixed = 499.999, .per_byte = 0.09};
     a.hockney_inter = (kp_linear){.fixed = 1e4, .per_byte = 1.0 / 7.0};
-    CHECK(kp_params_save(tmp, &a) == KP_SUCCESS);
+    CHECK_THAT(kp_params_save(tmp, &a) == KP_SUCCESS);
     memset(&b, 0xff, sizeof b);
-    CHECK(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS);
     if (err[0])
         fprintf(stderr, "round trip: %s\n", err);
-    CHECK(eq_machine(&a, &b));
+    CHECK_THAT(eq_machine(&a, &b));
     /* and once more: the saved file is stable */
-    CHECK(kp_params_save(tmp, &b) == KP_SUCCESS);
+    CHECK_THAT(kp_params_save(tmp, &b) == KP_SUCCESS);
     kp_machine c;
-    CHECK(kp_params_load(tmp, &c, err, sizeof err) == KP_SUCCESS && eq_machine(&a, &c));
+    CHECK_THAT(kp_params_load(tmp, &c, err, sizeof err) == KP_SUCCESS && eq_machine(&a, &c));
 
     /* save refuses what load would refuse, and an unwritable path */
     b.intra.piece[1].G = -1;
-    CHECK(kp_params_save(tmp, &b) == KP_ERR_PARAM);
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && !strcmp(err, "p2p.intra.pieces[1].G: -1 is negative"));
+    CHECK_THAT(kp_params_save(tmp, &b) == KP_ERR_PARAM);
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM &&
+               !strcmp(err, "p2p.intra.pieces[1].G: -1 is negative"));
     b.intra.piece[1].G = NAN;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.intra.pieces[1].G: not a finite"));
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM &&
+               strstr(err, "p2p.intra.pieces[1].G: not a finite"));
     b.intra.piece[1].G = 0;
     b.inter.npieces = 0;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.inter.pieces: 0 pieces"));
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.inter.pieces: 0 pieces"));
     b.inter.npieces = 2;
     b.version = 2;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "kport_params: version 2"));
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "kport_params: version 2"));
     b.version = 1;
     b.cores = -1;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "machine.cores: -1 is negative"));
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "machine.cores: -1 is negative"));
     b.cores = 1;
     b.copy_out.large_from = -5;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM && strstr(err, "shm.copy_out.large_from: -5 is negative"));
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM &&
+               strstr(err, "shm.copy_out.large_from: -5 is negative"));
     b.copy_out.large_from = 4096;
     b.copy_out.large_per_byte = -0.5;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM &&
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_ERR_PARAM &&
           strstr(err, "shm.copy_out.large_per_byte: -0.5 is negative"));
     b.copy_out.large_per_byte = 0.5;
-    CHECK(kp_params_check(&b, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(kp_params_check(&b, err, sizeof err) == KP_SUCCESS);
     /* the second slope: beyond large_from the bytes cost large_per_byte */
-    CHECK(kp_linear_cost(&b.copy_out, 4096) == b.copy_out.fixed + 4096 * b.copy_out.per_byte);
-    CHECK(kp_linear_cost(&b.copy_out, 6144) == b.copy_out.fixed + 4096 * b.copy_out.per_byte + 2048 * 0.5);
+    CHECK_THAT(kp_linear_cost(&b.copy_out, 4096) == b.copy_out.fixed + 4096 * b.copy_out.per_byte);
+    CHECK_THAT(kp_linear_cost(&b.copy_out, 6144) == b.copy_out.fixed + 4096 * b.copy_out.per_byte + 2048 * 0.5);
     b.copy_out.large_from = 0; /* one slope */
-    CHECK(kp_linear_cost(&b.copy_out, 6144) == b.copy_out.fixed + 6144 * b.copy_out.per_byte);
-    CHECK(kp_params_save("/nonexistent-kport-dir/params.json", &b) == KP_ERR_ARG);
-    CHECK(kp_params_check(NULL, err, sizeof err) == KP_ERR_PARAM);
+    CHECK_THAT(kp_linear_cost(&b.copy_out, 6144) == b.copy_out.fixed + 6144 * b.copy_out.per_byte);
+    CHECK_THAT(kp_params_save("/nonexistent-kport-dir/params.json", &b) == KP_ERR_ARG);
+    CHECK_THAT(kp_params_check(NULL, err, sizeof err) == KP_ERR_PARAM);
 }
 
 /* load text, expect KP_ERR_PARAM with `want` in the message (and the file's name) */
@@ -240,7 +235,7 @@ static void bad(const char *text, size_t len, const char *want, int line)
     int ok = rc == KP_ERR_PARAM && strstr(err, want) && !strncmp(err, tmp, strlen(tmp));
     if (!ok)
         fprintf(stderr, "line %d: rc %d, message '%s', expected '%s'\n", line, rc, err, want);
-    CHECK(ok);
+    CHECK_THAT(ok);
 }
 #define BAD_SUBST(from, to, want)                                                                                  \
     do {                                                                                                           \
@@ -340,11 +335,11 @@ static void test_bad(void)
         if (kp_params_load(tmp, &m, err, sizeof err) != KP_ERR_PARAM)
             accepted++;
     }
-    CHECK(accepted == 0);
+    CHECK_THAT(accepted == 0);
     /* a file that is not there */
     kp_machine m;
     char err[512];
-    CHECK(kp_params_load("/nonexistent-kport-dir/p.json", &m, err, sizeof err) == KP_ERR_PARAM &&
+    CHECK_THAT(kp_params_load("/nonexistent-kport-dir/p.json", &m, err, sizeof err) == KP_ERR_PARAM &&
           strstr(err, "/nonexistent-kport-dir/p.json: cannot open: No such file"));
     /* deep nesting refused, not a stack overflow */
     char deep[400];
@@ -370,43 +365,43 @@ static void test_optional_fields(void)
     kp_machine m;
     char err[512];
     write_file(good, strlen(good));
-    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
-    CHECK(m.intra.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.intra) == 4096);
-    CHECK(m.inter.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.inter) == -1); /* one piece */
-    CHECK(m.call.fixed == 0 && m.call.skew == 0);
-    CHECK(!m.intra.piece[0].has_x && !m.intra.piece[1].has_x && !m.inter.piece[0].has_x); /* no exchange */
-    CHECK(m.data_line == 0); /* no data_line */
-    CHECK(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ", &m) == KP_SUCCESS);
-    CHECK(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
+    CHECK_THAT(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(m.intra.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.intra) == 4096);
+    CHECK_THAT(m.inter.eager_max == KP_EAGER_FIRST_PIECE && kp_channel_eager_max(&m.inter) == -1); /* one piece */
+    CHECK_THAT(m.call.fixed == 0 && m.call.skew == 0);
+    CHECK_THAT(!m.intra.piece[0].has_x && !m.intra.piece[1].has_x && !m.inter.piece[0].has_x); /* no exchange */
+    CHECK_THAT(m.data_line == 0); /* no data_line */
+    CHECK_THAT(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ", &m) == KP_SUCCESS);
+    CHECK_THAT(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
           m.intra.piece[1].XG == 0.0625);
-    CHECK(!m.intra.piece[1].has_x2); /* no further exchange: X alone prices it */
-    CHECK(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, \"X2\": 75.25, \"X2G\": 0.5, ",
+    CHECK_THAT(!m.intra.piece[1].has_x2); /* no further exchange: X alone prices it */
+    CHECK_THAT(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, \"X2\": 75.25, \"X2G\": 0.5, ",
                      &m) == KP_SUCCESS);
-    CHECK(!m.intra.piece[0].has_x2 && m.intra.piece[1].has_x2 && m.intra.piece[1].X2 == 75.25 &&
+    CHECK_THAT(!m.intra.piece[0].has_x2 && m.intra.piece[1].has_x2 && m.intra.piece[1].X2 == 75.25 &&
           m.intra.piece[1].X2G == 0.5);
     write_file(good, strlen(good));
-    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
     char *t = subst(good, "\"unknown_later_field\"", "\"call\": {\"fixed\": 80.5, \"skew\": 160}, \"x\"");
     char *t2 = subst(t, "\"intra\": {\n", "\"intra\": {\"eager_max\": 4095,\n");
     char *t3 = subst(t2, "\"inter\": { \"pieces\"", "\"inter\": { \"eager_max\": -1, \"pieces\"");
     char *t4 = subst(t3, "\"L\": 300.0", "\"L\": -349.5"); /* overheads overlapping the transfer */
     write_file(t4, strlen(t4));
-    CHECK(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
+    CHECK_THAT(kp_params_load(tmp, &m, err, sizeof err) == KP_SUCCESS);
     if (err[0])
         fprintf(stderr, "unexpected: %s\n", err);
-    CHECK(m.call.fixed == 80.5 && m.call.skew == 160);
-    CHECK(m.intra.eager_max == 4095 && kp_channel_eager_max(&m.intra) == 4095);
-    CHECK(m.inter.eager_max == -1 && kp_channel_eager_max(&m.inter) == -1);
-    CHECK(m.intra.piece[0].L == -349.5);
+    CHECK_THAT(m.call.fixed == 80.5 && m.call.skew == 160);
+    CHECK_THAT(m.intra.eager_max == 4095 && kp_channel_eager_max(&m.intra) == 4095);
+    CHECK_THAT(m.inter.eager_max == -1 && kp_channel_eager_max(&m.inter) == -1);
+    CHECK_THAT(m.intra.piece[0].L == -349.5);
     /* saved and loaded back: the same, eager_max and call included */
     kp_machine b;
-    CHECK(kp_params_save(tmp, &m) == KP_SUCCESS && kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS &&
+    CHECK_THAT(kp_params_save(tmp, &m) == KP_SUCCESS && kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS &&
           eq_machine(&m, &b));
     m.call.skew = -1;
-    CHECK(kp_params_check(&m, err, sizeof err) == KP_ERR_PARAM && !strcmp(err, "call.skew: -1 is negative"));
+    CHECK_THAT(kp_params_check(&m, err, sizeof err) == KP_ERR_PARAM && !strcmp(err, "call.skew: -1 is negative"));
     m.call.skew = 0;
     m.intra.eager_max = -7;
-    CHECK(kp_params_check(&m, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.intra.eager_max: -7"));
+    CHECK_THAT(kp_params_check(&m, err, sizeof err) == KP_ERR_PARAM && strstr(err, "p2p.intra.eager_max: -7"));
     free(t);
     free(t2);
     free(t3);
@@ -421,6 +416,6 @@ int main(void)
     test_bad();
     test_optional_fields();
     unlink(tmp);
-    printf("test_params: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    printf("test_params: %ld passed, %ld failed\n", checks - fails, fails);
+    return fails ? 1 : 0;
 }

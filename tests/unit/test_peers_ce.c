@@ -17,25 +17,11 @@
  */
 #include "algo/allgather/peers_ce.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static long npass, nfail;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            npass++;                                                                               \
-        } else {                                                                                   \
-            nfail++;                                                                               \
-            if (nfail <= 50) {                                                                     \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                       \
-                printf(__VA_ARGS__);                                                               \
-                printf("\n");                                                                      \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
 
 static int is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -227,6 +213,6 @@ int main(void)
                   kp_ce_split_half_a(m) - kp_ce_split_half_b(m) <= 1,
               "split halves of %lld bytes: %lld + %lld", (long long)m,
               (long long)kp_ce_split_half_a(m), (long long)kp_ce_split_half_b(m));
-    printf("%ld passed, %ld failed\n", npass, nfail);
-    return nfail ? 1 : 0;
+    printf("%ld passed, %ld failed\n", checks - fails, fails);
+    return fails ? 1 : 0;
 }
