@@ -125,12 +125,8 @@ static int shm_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
     const int self = op->target == w->rank;
     char *const rbase = w->peer[op->target] + op->rdisp;
     char *lbase = op->lbase, *packed = NULL;
-    /* this origin's nonblocking MPI operations to the target take effect first */
-    if (w->outstanding > 0) {
-        w->cnt.data_flushes++;
-        if (MPI_Win_flush(op->target, w->win) != MPI_SUCCESS)
-            return kp_error(KP_ERR_MPI, "strided direct: MPI_Win_flush(%d) failed", op->target);
-    }
+    /* this origin's earlier operations to the target that touch these bytes
+     * have taken effect: rma.c ordered them before this start */
     const int64_t c0 = sd->count[0], rows = sd->levels > 0 ? sd->count[1] : 1;
     int64_t ls1 = sd->levels > 0 ? op->lside.stride[0] : 0;
     const int64_t rs1 = sd->levels > 0 ? op->rside.stride[0] : 0;

@@ -35,7 +35,12 @@
  * slots; the agent packs the requested bytes into the slot and sets ready
  * to (t+1) | REPLY; the origin reads the slot (MPI_Get), unpacks locally and
  * frees the slot itself. Gets are state machines advanced by kp_wait,
- * kp_test and every other kport call (kp_rma_progress).
+ * kp_test and every other kport call on any window (kp_rma_progress).
+ *
+ * Every waiting loop here (a slot's turn, the fence) runs the progress of
+ * every live window of the process (win.c, kp_rma_progress), not only this
+ * one's: the rank it waits for may itself be waiting, inside a call on
+ * another window, for this rank's agent of that window.
  *
  * Cost (the paper's equation 2, per piece of B bytes): T_pack = n * tp +
  * tpn * N + 2 * tc * k, with tp the slot protocol (fetch-add, turn poll,
@@ -350,7 +355,7 @@ int kp_agent_run(kp_win w)
     return rc;
 }
 
-int kp_rma_progress(kp_win w)
+int kp_rma_progress_win(kp_win w)
 {
     int rc = kp_agent_run(w);
     struct kp_request_s **pp = &w->reqs;
@@ -391,5 +396,6 @@ int kp_pack_fence(kp_win w, int target)
         kp_rma_idle(w, &spins);
     }
     w->pack_pending[target] = 0;
+    kp_pend_clear(w, target, KP_PD_PACK);
     return KP_SUCCESS;
 }

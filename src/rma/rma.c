@@ -2,11 +2,45 @@
  * Strided one-sided transfers: the entry points (include/kport.h, "One-sided
  * strided transfers"). Every call validates everything first (descriptor,
  * buffers, target region, accumulate type; desc.c), so a refused call
- * sends and writes nothing; then runs this rank's progress agent, picks the
- * method (forced, or the cost model: auto.c), keeps one origin's operations
- * to one target in issue order (a non-pack operation first waits until the
- * target has unpacked this rank's earlier pack writes), starts the method's
- * module and, for blocking calls, completes it at once.
+ * sends and writes nothing; then runs the progress agent of every window of
+ * this process (win.c), picks the method (forced, or the cost model:
+ * auto.c), keeps one origin's operations to one target in issue order (below),
+ * starts the method's module and, for blocking calls, completes it at once.
+ *
+ * Issue order. An operation takes effect at its target when the target's
+ * memory holds (put, acc) or has given (get) its bytes: a load/store copy
+ * when it runs; an MPI operation (direct, datatype) at the latest when a
+ * flush of its target returns, in no order MPI promises against the
+ * origin's other operations to the same bytes (MPI orders only
+ * accumulates with accumulates); a pack put or accumulate when the
+ * target's agent unpacks its slot, a pack get when the agent packs the
+ * reply, both in ticket order. Two operations of one origin to one target
+ * conflict when their target bytes overlap and at least one writes, except
+ * two accumulates (a sum is the same in any order, and every method keeps
+ * accumulates element-wise atomic). Each window keeps the operations of
+ * this rank that have not yet taken effect and may still be overtaken
+ * (kp_pend: class, target, byte range): nonblocking direct and datatype
+ * MPI operations until a flush of their target, pack puts and accumulates
+ * until the target's agent has unpacked them (kp_pack_fence), and pending
+ * pack gets (the window's request list). Before a new operation X to
+ * target T, order_before completes every earlier one X conflicts with:
+ *
+ *   earlier \ X      pack X                       direct / datatype X
+ *   MPI op           MPI_Win_flush(T)             MPI_Win_flush(T)
+ *   pack put / acc   nothing: ticket order        kp_pack_fence(T) (the agent unpacked it)
+ *   pack get         nothing: ticket order        wait until the get completed (X writes)
+ *   load/store       nothing: done when it returned
+ *
+ * A blocking direct or datatype call completes with one flush of T, which
+ * also completes every earlier MPI operation to T; blocking pack puts are
+ * pending until the agent unpacks them, blocking gets of any method are
+ * complete when they return. With nothing pending to T (the common case,
+ * and every blocking sequence of direct and datatype calls) the check is
+ * one comparison and costs no MPI call; a nonblocking operation to bytes no
+ * pending one touches (halo faces) costs none either. The byte range is the
+ * target section's [disp, disp + extent); at most KP_PEND_MERGE entries of
+ * one (target, class) are kept, more merge into their bounding range
+ * (conservative: it may flush where no byte conflicts, never the reverse).
  */
 #include "rma/rma.h"
 
@@ -221,6 +255,110 @@ static int validate(kp_rma_op *op, const char *fn, kp_win win, const void *lbase
     return KP_SUCCESS;
 }
 
+/* ---- issue order ------------------------------------------------------------ */
+
+int kp_pend_overlaps(const kp_win w, int target, int mask, int64_t lo, int64_t hi)
+{
+    for (int i = 0; i < w->npend; i++) {
+        const kp_pend *p = &w->pend[i];
+        if (p->target == target && (p->cls & mask) && p->lo < hi && lo < p->hi)
+            return 1;
+    }
+    return 0;
+}
+
+void kp_pend_clear(kp_win w, int target, int mask)
+{
+    int n = 0;
+    for (int i = 0; i < w->npend; i++) {
+        const kp_pend *p = &w->pend[i];
+        if ((target < 0 || p->target == target) && (p->cls & mask))
+            continue;
+        w->pend[n++] = *p;
+    }
+    w->npend = n;
+}
+
+static int pend_add(kp_win w, int target, int cls, int64_t lo, int64_t hi)
+{
+    int same = 0, first = -1;
+    for (int i = 0; i < w->npend; i++)
+        if (w->pend[i].target == target && w->pend[i].cls == cls) {
+            same++;
+            if (first < 0)
+                first = i;
+        }
+    if (same >= KP_PEND_MERGE) { /* merge them all into the first, with the new range */
+        kp_pend *f = &w->pend[first];
+        int n = first + 1;
+        for (int i = first + 1; i < w->npend; i++) {
+            const kp_pend *p = &w->pend[i];
+            if (p->target == target && p->cls == cls) {
+                f->lo = p->lo < f->lo ? p->lo : f->lo;
+                f->hi = p->hi > f->hi ? p->hi : f->hi;
+            } else {
+                w->pend[n++] = *p;
+            }
+        }
+        w->npend = n;
+        f->lo = lo < f->lo ? lo : f->lo;
+        f->hi = hi > f->hi ? hi : f->hi;
+        return KP_SUCCESS;
+    }
+    if (w->npend == w->pend_cap) {
+        int cap = w->pend_cap ? 2 * w->pend_cap : 8;
+        kp_pend *np = realloc(w->pend, sizeof(*np) * (size_t)cap);
+        if (!np)
+            return kp_error(KP_ERR_NOMEM, "strided: out of memory (pending operations)");
+        w->pend = np;
+        w->pend_cap = cap;
+    }
+    w->pend[w->npend++] = (kp_pend){target, cls, lo, hi};
+    return KP_SUCCESS;
+}
+
+int kp_data_flush(kp_win w, int target, const char *who)
+{
+    w->cnt.data_flushes++;
+    if (MPI_Win_flush(target, w->win) != MPI_SUCCESS)
+        return kp_error(KP_ERR_MPI, "%s: MPI_Win_flush(%d) failed", who, target);
+    kp_pend_clear(w, target, KP_PD_MPI);
+    return KP_SUCCESS;
+}
+
+/* the earlier operations of this rank to op's target that op conflicts
+ * with have taken effect (the table at the head of this file) */
+static int order_before(kp_win w, const kp_rma_op *op, int m, const char *fn)
+{
+    const int T = op->target, k = op->kind;
+    const int64_t lo = op->rdisp, hi = op->rdisp + op->rside.extent;
+    int rc = KP_SUCCESS;
+    if (w->npend > 0) {
+        const int mpi = KP_PD_MPI_PUT | (k != KP_RMA_ACC ? KP_PD_MPI_ACC : 0) | (k != KP_RMA_GET ? KP_PD_MPI_GET : 0);
+        if (kp_pend_overlaps(w, T, mpi, lo, hi))
+            rc = kp_data_flush(w, T, fn);
+        const int pack = KP_PD_PACK_PUT | (k != KP_RMA_ACC ? KP_PD_PACK_ACC : 0);
+        if (rc == KP_SUCCESS && m != KP_M_PACK && kp_pend_overlaps(w, T, pack, lo, hi))
+            rc = kp_pack_fence(w, T);
+    }
+    if (m == KP_M_PACK || k == KP_RMA_GET)
+        return rc;
+    /* pending pack gets of these bytes: served before this write lands */
+    for (;;) {
+        struct kp_request_s *g = w->reqs;
+        while (g && !(g->target == T && g->rdisp < hi && lo < g->rdisp + g->rside.extent))
+            g = g->next;
+        if (!g || rc != KP_SUCCESS)
+            return rc;
+        unsigned spins = 0;
+        while (rc == KP_SUCCESS && !g->done) {
+            rc = kp_rma_progress(w);
+            if (rc == KP_SUCCESS && !g->done)
+                kp_rma_idle(w, &spins);
+        }
+    }
+}
+
 static void unlink_req(kp_win w, struct kp_request_s *r)
 {
     for (struct kp_request_s **pp = &w->reqs; *pp; pp = &(*pp)->next)
@@ -234,9 +372,6 @@ static void unlink_req(kp_win w, struct kp_request_s *r)
 static void req_free(struct kp_request_s *r)
 {
     unlink_req(r->win, r);
-    if (r->counted)
-        r->win->outstanding--;
-    r->counted = 0;
     free(r->tmp);
     free(r->buf);
     r->tmp = r->buf = NULL;
@@ -266,9 +401,8 @@ static int complete(struct kp_request_s *r, int test, int *done)
             *done = 1;
             break;
         }
-        w->cnt.data_flushes++;
-        if (MPI_Win_flush(r->target, w->win) != MPI_SUCCESS)
-            return kp_error(KP_ERR_MPI, "strided: MPI_Win_flush(%d) failed", r->target);
+        if ((rc = kp_data_flush(w, r->target, "strided")) != KP_SUCCESS)
+            return rc;
         *done = 1;
         break;
     default: { /* pack */
@@ -309,8 +443,7 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
     if (m == KP_M_AUTO)
         m = kp_rma_choose(win, op);
     last_method = kp_rma_method_name(m);
-    if (m != KP_M_PACK)
-        rc = kp_pack_fence(win, target);
+    rc = order_before(win, op, m, fn);
     /* a blocking call's request lives on the stack */
     struct kp_request_s local, *r = &local;
     if (reqp) {
@@ -335,6 +468,18 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
         else
             rc = kp_pack_start(win, op, r);
     }
+    if (rc == KP_SUCCESS) { /* what may still be overtaken (the head of this file) */
+        const int64_t lo = op->rdisp, hi = op->rdisp + op->rside.extent;
+        const int kind = op->kind;
+        if (m == KP_M_PACK && kind != KP_RMA_GET)
+            rc = pend_add(win, target, kind == KP_RMA_PUT ? KP_PD_PACK_PUT : KP_PD_PACK_ACC, lo, hi);
+        else if (m != KP_M_PACK && !r->copied && reqp)
+            rc = pend_add(win, target,
+                          kind == KP_RMA_PUT   ? KP_PD_MPI_PUT
+                          : kind == KP_RMA_GET ? KP_PD_MPI_GET
+                                               : KP_PD_MPI_ACC,
+                          lo, hi);
+    }
     if (rc == KP_SUCCESS && !reqp) {
         int done;
         rc = complete(r, 0, &done);
@@ -345,10 +490,6 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
             free(r);
     } else {
         *reqp = r;
-        if (m != KP_M_PACK && !r->copied) {
-            win->outstanding++;
-            r->counted = 1;
-        }
     }
     kp_win_leave(win);
     return rc;

@@ -5,13 +5,15 @@
  *               packing and unpacking any byte range of the packed stream
  *               (pure, no MPI; tests/unit/test_strided_desc.c)
  *   win.c       kport windows: the data window, the slot pool, fences,
- *               barriers, the helper thread
+ *               barriers, the helper thread, the registry of live windows
+ *               (every window's agent runs from a call on any window)
  *   direct.c    method "direct": one MPI operation per contiguous chunk, or
  *               one copy per chunk into or out of a shared window
  *   datatype.c  method "datatype": one MPI operation with derived datatypes
  *   pack.c      method "pack": bounce buffers, slot pool, progress agent
  *   auto.c      the cost model and the method choice, the "rma" parameters
- *   rma.c       entry points: validation, requests, kp_wait / kp_test
+ *   rma.c       entry points: validation, issue order (pending operations
+ *               a later conflicting one waits for), requests, kp_wait / kp_test
  */
 #ifndef KP_RMA_H
 #define KP_RMA_H
@@ -114,11 +116,30 @@ typedef struct kp_slot_hdr {
 #define KP_SLOT_HDR 256 /* bytes reserved for the header in a slot (>= sizeof) */
 #define KP_DT_CACHE 16  /* committed datatypes kept per window */
 
+/* One pending operation of this rank whose effect at its target is not yet
+ * ordered with what this rank issues next (rma.c, "issue order"): a class
+ * (KP_PD_*), the target and the bytes [lo, hi) of its window it may touch. */
+enum kp_pend_class {
+    KP_PD_MPI_PUT = 1, /* nonblocking direct / datatype put: MPI operation not yet flushed */
+    KP_PD_MPI_ACC = 2, /* the same, accumulate */
+    KP_PD_MPI_GET = 4, /* the same, get */
+    KP_PD_PACK_PUT = 8,  /* pack put in the target's pool, not yet unpacked (kp_pack_fence) */
+    KP_PD_PACK_ACC = 16, /* the same, accumulate */
+};
+#define KP_PD_MPI (KP_PD_MPI_PUT | KP_PD_MPI_ACC | KP_PD_MPI_GET)
+#define KP_PD_PACK (KP_PD_PACK_PUT | KP_PD_PACK_ACC)
+#define KP_PEND_MERGE 8 /* entries of one (target, class) beyond which they merge into one */
+typedef struct kp_pend {
+    int target, cls;
+    int64_t lo, hi;
+} kp_pend;
+
 struct kp_win_s {
-    MPI_Comm comm;
+    MPI_Comm comm;   /* kport's private duplicate of the program's (MPI_ERRORS_RETURN) */
     int rank, P;
     MPI_Win win;     /* the data */
     int own_win;     /* kport allocated it */
+    int locked;      /* the data window's and the pool's lock_all epochs are open */
     char *base;      /* local base of the data window */
     /* the data window is an MPI_Win_allocate_shared one (unified model):
      * peer[r] is rank r's window memory mapped here, and direct puts and
@@ -147,7 +168,9 @@ struct kp_win_s {
     pthread_t thread;
     int thread_on, thread_stop;
     struct kp_request_s *reqs; /* pending pack gets (progressed together) */
-    int outstanding;           /* started, not completed direct / datatype requests */
+    kp_pend *pend;             /* pending operations not yet ordered (rma.c), npend of cap */
+    int npend, pend_cap;
+    struct kp_win_s *live_prev, *live_next; /* the process's live windows (win.c) */
     /* cost model parameters used by auto (auto.c, enum kp_rma_param) */
     double par[KP_RP_COUNT];
     struct kp_rma_memo { /* auto's recent choices: (kind, chunks, bytes) -> method */
@@ -198,7 +221,15 @@ int kp_pool_fadd(kp_win w, int r, MPI_Aint disp, int64_t add, int64_t *old);
 
 /* The agent: process every ready slot addressed to this rank, in ticket order. */
 int kp_agent_run(kp_win w);
-/* Everything this rank can do without waiting: the agent and pending gets. */
+/* Everything this rank can do on one window without waiting: its agent and
+ * its pending pack gets (pack.c). The window is entered. */
+int kp_rma_progress_win(kp_win w);
+/* The same for every live window of the process (win.c): w's (entered by
+ * the caller), then every other one whose helper thread does not hold its
+ * mutex (taken with trylock: the only mutex a call waits for is its own
+ * window's, so no two threads wait for each other's). Every strided call,
+ * wait, test, fence, barrier and progress call and every waiting loop runs
+ * this, so a rank inside a call on one window serves its others. */
 int kp_rma_progress(kp_win w);
 void kp_win_enter(kp_win w);
 void kp_win_leave(kp_win w);
@@ -208,7 +239,7 @@ void kp_win_leave(kp_win w);
 struct kp_request_s {
     kp_win win;
     int kind, method, target;
-    int done, counted;
+    int done;
     int copied;              /* complete when started (load/store, or an accumulate under the lock) */
     void *tmp;               /* scaled accumulate data (direct, datatype) */
     MPI_Request mreq;        /* datatype: the request of MPI_Rput / MPI_Rget */
@@ -253,6 +284,18 @@ void kp_acc_add_rows(int type, const void *scale, char *dst, const char *src, in
 void kp_datatype_cache_free(kp_win w);
 /* fence to target when pack writes from this rank are still unprocessed there */
 int kp_pack_fence(kp_win w, int target);
+
+/* ---- issue order (rma.c) -------------------------------------------------- */
+/* Pending operations of this rank to target of the classes in mask that
+ * touch bytes [lo, hi) of its window: nonzero if any. */
+int kp_pend_overlaps(const kp_win w, int target, int mask, int64_t lo, int64_t hi);
+/* Forget the pending operations of the classes in mask to target (-1:
+ * every target): a flush of the data window completed the MPI ones, a
+ * pack fence the pack ones. */
+void kp_pend_clear(kp_win w, int target, int mask);
+/* MPI_Win_flush(target) of the data window, counted; the MPI classes to
+ * target are complete afterwards. */
+int kp_data_flush(kp_win w, int target, const char *who);
 
 /* ---- the choice (auto.c) ------------------------------------------------- */
 void kp_rma_params_default(kp_win w);

@@ -27,34 +27,160 @@
  * load/store accumulates are atomic with each other only under a lock, and
  * the datatype method's and the agent's accumulates take the same lock, so
  * origins choosing different methods stay element-wise atomic.
+ *
+ * Set-up on kport's own objects. Every MPI call kport makes on its own
+ * behalf runs on a private duplicate of the program's communicator with
+ * MPI_ERRORS_RETURN, and kport's windows (data, pool, locks) return errors
+ * too; the program's error handlers are never changed. Each step that MPI
+ * may refuse (an allocation, a window) is agreed among the ranks (one
+ * MPI_Allreduce), so all take the same path and none is left in a
+ * collective the others skipped. A refused MPI_Win_allocate_shared (Open
+ * MPI's osc/pt2pt cannot make shared windows) falls back to
+ * MPI_Win_allocate, said once per process on rank 0 under KPORT_VERBOSE=1;
+ * a refused MPI_Win_allocate (or pool, or lock window) makes kp_win_create
+ * return KP_ERR_UNSUPPORTED naming the call and MPI's reason, with
+ * everything it had made freed. (Were a window made on some ranks and
+ * refused on others, MPI would already be inconsistent: kport then leaves
+ * it unfreed rather than hang in a collective MPI_Win_free.)
+ *
+ * Sizes: kport asks MPI_Win_allocate[_shared] for the size rounded up to a
+ * multiple of 16. MPICH 4.0.2's MPI_Win_allocate on one node misplaces the
+ * next rank's memory by 8 bytes when a rank's size is 8 mod 16 (a plain
+ * MPI self-put with sizes 40 / 32 missed rank 1's last 8 bytes and wrote
+ * into rank 0's window); the bounds kport checks are the sizes asked for
+ * (w->sizes), so the padding is never addressed.
+ *
+ * The registry. Every live kport window of the process is on one list
+ * (live_head): kp_rma_progress runs the agent and the pending pack gets of
+ * each, from any call on any window, so a rank waiting inside a call on
+ * window A (a fence, a barrier, a full pool, a get) still unpacks what
+ * others wrote into its pool of window B, and two ranks each waiting on a
+ * different window never wait for each other. Only the program's thread
+ * changes or walks the list (kport is called by one thread at a time;
+ * helper threads serve only their own window). A window enters the list
+ * when its set-up has succeeded and leaves it in kp_win_free after the
+ * final barrier (no rank can write into it any more), before it is freed.
  */
 #include "rma/rma.h"
 
 #include "core/core.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static kp_win live_head; /* the process's live windows (the registry above) */
+
+static void live_add(kp_win w)
+{
+    w->live_prev = NULL;
+    w->live_next = live_head;
+    if (live_head)
+        live_head->live_prev = w;
+    live_head = w;
+}
+
+static void live_remove(kp_win w)
+{
+    if (w->live_prev)
+        w->live_prev->live_next = w->live_next;
+    else if (live_head == w)
+        live_head = w->live_next;
+    if (w->live_next)
+        w->live_next->live_prev = w->live_prev;
+    w->live_prev = w->live_next = NULL;
+}
+
+int kp_rma_progress(kp_win w)
+{
+    int rc = kp_rma_progress_win(w);
+    for (kp_win o = live_head; o; o = o->live_next) {
+        if (o == w)
+            continue;
+        int r2;
+        if (o->thread_on) { /* its helper may hold it: then the helper serves it */
+            if (pthread_mutex_trylock(&o->lock) != 0)
+                continue;
+            r2 = kp_rma_progress_win(o);
+            pthread_mutex_unlock(&o->lock);
+        } else {
+            r2 = kp_rma_progress_win(o);
+        }
+        if (rc == KP_SUCCESS)
+            rc = r2;
+    }
+    return rc;
+}
+
+/* MPI's reason for error code e, for messages */
+static const char *mpi_reason(int e, char *buf)
+{
+    int len = 0;
+    if (MPI_Error_string(e, buf, &len) != MPI_SUCCESS)
+        snprintf(buf, MPI_MAX_ERROR_STRING, "MPI error %d", e);
+    return buf;
+}
+
+/* Agree on a set-up step: every rank learns whether it failed anywhere.
+ * Returns rc where it failed here, KP_ERR_UNSUPPORTED naming `what` where
+ * it failed only elsewhere, KP_SUCCESS where it failed nowhere. */
+static int agree(kp_win w, int rc, const char *what)
+{
+    int mine = rc, worst = 0;
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
+        worst = KP_ERR_MPI;
+    if (rc != KP_SUCCESS || worst == KP_SUCCESS)
+        return rc;
+    return kp_error(worst, "strided window: %s failed on another rank", what);
+}
+
+/* A window kport asked MPI for (mrc: what MPI returned here), agreed:
+ * KP_SUCCESS and errors returned on it when every rank has it, else
+ * KP_ERR_UNSUPPORTED with MPI's reason in `reason` and *win NULL. A window
+ * MPI made here but refused elsewhere is left unfreed (see the head of
+ * this file). */
+static int agree_window(kp_win w, int mrc, MPI_Win *win, char *reason)
+{
+    int made = mrc == MPI_SUCCESS, all = 0;
+    if (MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, w->comm) != MPI_SUCCESS)
+        all = 0;
+    if (all) {
+        MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
+        return KP_SUCCESS;
+    }
+    if (made)
+        snprintf(reason, MPI_MAX_ERROR_STRING, "refused on another rank (the window made here is left unfreed)");
+    else
+        mpi_reason(mrc, reason);
+    *win = MPI_WIN_NULL;
+    return KP_ERR_UNSUPPORTED;
+}
 
 static void win_release(kp_win w)
 {
     if (!w)
         return;
     if (w->pool != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(w->pool);
+        if (w->locked)
+            MPI_Win_unlock_all(w->pool);
         MPI_Win_free(&w->pool);
     }
     if (w->alock_win != MPI_WIN_NULL)
         MPI_Win_free(&w->alock_win);
     free(w->alock);
     if (w->win != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(w->win);
+        if (w->locked)
+            MPI_Win_unlock_all(w->win);
         if (w->own_win)
             MPI_Win_free(&w->win);
     }
     kp_datatype_cache_free(w);
+    if (w->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&w->comm);
+    free(w->pend);
     free(w->peer);
     free(w->sizes);
     free(w->bounce[0]);
@@ -105,12 +231,16 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     w->bounce[0] = malloc(bb);
     w->bounce[1] = malloc(bb);
     if (!w->sizes || !w->pack_pending || !w->bounce[0] || !w->bounce[1])
-        return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
+        rc = kp_error(KP_ERR_NOMEM, "strided window: out of memory");
+    if ((rc = agree(w, rc, "allocating the window's state")) != KP_SUCCESS)
+        return rc;
     MPI_Allgather(&mysize, 1, MPI_AINT, w->sizes, 1, MPI_AINT, w->comm);
     MPI_Aint pool_bytes = w->ctrl_bytes + (MPI_Aint)slots * (MPI_Aint)bb;
-    if (MPI_Win_allocate(pool_bytes, 1, MPI_INFO_NULL, w->comm, &w->pool_base, &w->pool) != MPI_SUCCESS)
-        return kp_error(KP_ERR_MPI, "strided window: MPI_Win_allocate of the slot pool (%lld bytes) failed",
-                        (long long)pool_bytes);
+    char why[MPI_MAX_ERROR_STRING];
+    int mrc = MPI_Win_allocate(pool_bytes, 1, MPI_INFO_NULL, w->comm, &w->pool_base, &w->pool);
+    if (agree_window(w, mrc, &w->pool, why) != KP_SUCCESS)
+        return kp_error(KP_ERR_UNSUPPORTED, "strided window: MPI refused MPI_Win_allocate of the slot pool (%lld bytes): %s",
+                        (long long)pool_bytes, why);
     int64_t *ctrl = (int64_t *)(void *)w->pool_base;
     ctrl[0] = 0;
     for (int s = 0; s < slots; s++) {
@@ -120,6 +250,7 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     MPI_Barrier(w->comm);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->pool);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
+    w->locked = 1;
     w->cnt.locks += 2; /* both epochs stay open for the window's life */
     {
         int *model = NULL, flag = 0;
@@ -135,16 +266,18 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         int *flavor = NULL, *model = NULL, f1 = 0, f2 = 0;
         MPI_Win_get_attr(w->win, MPI_WIN_CREATE_FLAVOR, &flavor, &f1);
         MPI_Win_get_attr(w->win, MPI_WIN_MODEL, &model, &f2);
+        /* the same on every rank (the flavor and model are the window's) */
         if (f1 && f2 && *flavor == MPI_WIN_FLAVOR_SHARED && *model == MPI_WIN_UNIFIED && shenv == 1) {
             w->peer = malloc(sizeof(char *) * (size_t)w->P);
             if (!w->peer)
-                return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
-            for (int r = 0; r < w->P; r++) {
+                rc = kp_error(KP_ERR_NOMEM, "strided window: out of memory");
+            for (int r = 0; r < w->P && rc == KP_SUCCESS; r++) {
                 void *b;
-                if ((rc = shared_base(w->win, r, "", &b)) != KP_SUCCESS)
-                    return rc;
+                rc = shared_base(w->win, r, "", &b);
                 w->peer[r] = b;
             }
+            if ((rc = agree(w, rc, "mapping the shared window")) != KP_SUCCESS)
+                return rc;
             w->loadstore = 1;
         }
     }
@@ -152,18 +285,21 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         void *mine = NULL;
         w->alock = calloc((size_t)w->P, sizeof(int *));
         if (!w->alock)
-            return kp_error(KP_ERR_NOMEM, "strided window: out of memory");
-        if (MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, w->comm, &mine, &w->alock_win) != MPI_SUCCESS) {
-            w->alock_win = MPI_WIN_NULL;
-            return kp_error(KP_ERR_MPI, "strided window: MPI_Win_allocate_shared of the accumulate locks failed");
-        }
+            rc = kp_error(KP_ERR_NOMEM, "strided window: out of memory");
+        if ((rc = agree(w, rc, "allocating the window's state")) != KP_SUCCESS)
+            return rc;
+        mrc = MPI_Win_allocate_shared(64, 1, MPI_INFO_NULL, w->comm, &mine, &w->alock_win);
+        if (agree_window(w, mrc, &w->alock_win, why) != KP_SUCCESS)
+            return kp_error(KP_ERR_UNSUPPORTED,
+                            "strided window: MPI refused MPI_Win_allocate_shared of the accumulate locks: %s", why);
         __atomic_store_n((int *)mine, 0, __ATOMIC_RELEASE);
-        for (int r = 0; r < w->P; r++) {
+        for (int r = 0; r < w->P && rc == KP_SUCCESS; r++) {
             void *b;
-            if ((rc = shared_base(w->alock_win, r, " of the locks", &b)) != KP_SUCCESS)
-                return rc;
+            rc = shared_base(w->alock_win, r, " of the locks", &b);
             w->alock[r] = b;
         }
+        if ((rc = agree(w, rc, "mapping the accumulate locks")) != KP_SUCCESS)
+            return rc;
     }
     MPI_Win_sync(w->pool);
     MPI_Barrier(w->comm);
@@ -171,7 +307,7 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     const char *pf = getenv("KPORT_PARAMS");
     if (pf && *pf)
         rc = kp_rma_params_load(w, pf);
-    return rc;
+    return agree(w, rc, "reading KPORT_PARAMS");
 }
 
 static int win_new(MPI_Comm comm, kp_win *out)
@@ -191,22 +327,44 @@ static int win_new(MPI_Comm comm, kp_win *out)
     w->alock_win = MPI_WIN_NULL;
     for (int e = 0; e < KP_DT_CACHE; e++)
         w->dtc[e].type = MPI_DATATYPE_NULL;
-    w->comm = comm;
+    w->comm = MPI_COMM_NULL;
     pthread_mutex_init(&w->lock, NULL);
-    MPI_Comm_rank(comm, &w->rank);
-    MPI_Comm_size(comm, &w->P);
-    { /* collective, as both callers are */
-        MPI_Comm node;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    /* kport's own communicator: its errors are returned, the program's
+     * handlers stay as they are (collective, as both callers are) */
+    if (MPI_Comm_dup(comm, &w->comm) != MPI_SUCCESS) {
+        w->comm = MPI_COMM_NULL;
+        win_release(w);
+        return kp_error(KP_ERR_MPI, "strided window: MPI_Comm_dup failed");
+    }
+    MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(w->comm, &w->rank);
+    MPI_Comm_size(w->comm, &w->P);
+    MPI_Comm node;
+    int rc = KP_SUCCESS;
+    if (MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &w->nlocal);
         MPI_Comm_free(&node);
+    } else {
+        rc = kp_error(KP_ERR_MPI, "strided window: MPI_Comm_split_type failed");
+    }
+    if ((rc = agree(w, rc, "MPI_Comm_split_type")) != KP_SUCCESS) {
+        win_release(w);
+        return rc;
     }
     *out = w;
     return KP_SUCCESS;
 }
 
+/* KPORT_VERBOSE=1, read as the collectives read it (set and not "0") */
+static int verbose(void)
+{
+    const char *v = getenv("KPORT_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
 {
+    static int fallback_said; /* the fallback to MPI_Win_allocate, said once per process */
     if (!win)
         return kp_error(KP_ERR_ARG, "kp_win_create: win is NULL");
     *win = NULL;
@@ -223,32 +381,57 @@ int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
     if (want > 0)
         want = w->nlocal == w->P;
     int shared = 0;
-    MPI_Allreduce(&want, &shared, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&want, &shared, 1, MPI_INT, MPI_MIN, w->comm);
     if (shared < 0) {
         win_release(w);
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SHARED must be 0 or 1 (on some rank it is not)");
     }
-    int mrc;
+    /* a multiple of 16 (the head of this file: MPICH 4.0.2, sizes 8 mod 16) */
+    const MPI_Aint alloc = bytes > 0 ? (bytes + 15) / 16 * 16 : 0;
+    char why_shared[MPI_MAX_ERROR_STRING] = "", why[MPI_MAX_ERROR_STRING] = "";
     if (shared) {
         MPI_Info info;
         MPI_Info_create(&info);
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
-        mrc = MPI_Win_allocate_shared(bytes, 1, info, comm, &w->base, &w->win);
+        int mrc = MPI_Win_allocate_shared(alloc, 1, info, w->comm, &w->base, &w->win);
         MPI_Info_free(&info);
+        if (agree_window(w, mrc, &w->win, why_shared) != KP_SUCCESS) {
+            shared = 0;
+            if (w->rank == 0 && verbose() && !fallback_said) {
+                fprintf(stderr,
+                        "kport: kp_win_create: MPI refused MPI_Win_allocate_shared (%s); strided windows use "
+                        "MPI_Win_allocate (direct puts and gets by MPI operations)\n",
+                        why_shared);
+                fflush(stderr);
+            }
+            fallback_said = 1;
+        } else {
+            shared = 1;
+        }
+        if (!shared) {
+            int mrc2 = MPI_Win_allocate(alloc, 1, MPI_INFO_NULL, w->comm, &w->base, &w->win);
+            if (agree_window(w, mrc2, &w->win, why) != KP_SUCCESS) {
+                win_release(w);
+                return kp_error(KP_ERR_UNSUPPORTED,
+                                "kp_win_create: MPI refused MPI_Win_allocate_shared (%s) and MPI_Win_allocate "
+                                "(%lld bytes: %s)",
+                                why_shared, (long long)bytes, why);
+            }
+        }
     } else {
-        mrc = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
-    }
-    if (mrc != MPI_SUCCESS) {
-        w->win = MPI_WIN_NULL;
-        win_release(w);
-        return kp_error(KP_ERR_MPI, "kp_win_create: %s(%lld bytes) failed",
-                        shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes);
+        int mrc = MPI_Win_allocate(alloc, 1, MPI_INFO_NULL, w->comm, &w->base, &w->win);
+        if (agree_window(w, mrc, &w->win, why) != KP_SUCCESS) {
+            win_release(w);
+            return kp_error(KP_ERR_UNSUPPORTED, "kp_win_create: MPI refused MPI_Win_allocate (%lld bytes): %s",
+                            (long long)bytes, why);
+        }
     }
     rc = win_setup(w, bytes);
     if (rc) {
         win_release(w);
         return rc;
     }
+    live_add(w);
     if (base)
         *base = w->base;
     *win = w;
@@ -274,16 +457,18 @@ int kp_win_from_mpi(MPI_Win mwin, MPI_Comm comm, kp_win *win)
         bad = 1;
     else if (!flag2 || *unit != 1)
         bad = 2;
-    int anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-    if (anybad == 1)
-        return kp_error(KP_ERR_UNSUPPORTED, "kp_win_from_mpi: dynamic windows are not supported");
-    if (anybad == 2)
-        return kp_error(KP_ERR_UNSUPPORTED, "kp_win_from_mpi: the window's disp_unit must be 1 on every rank");
     kp_win w;
     int rc = win_new(comm, &w);
     if (rc)
         return rc;
+    int anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
+    if (anybad) {
+        win_release(w);
+        return kp_error(KP_ERR_UNSUPPORTED, anybad == 1 ? "kp_win_from_mpi: dynamic windows are not supported"
+                                                         : "kp_win_from_mpi: the window's disp_unit must be 1 on "
+                                                           "every rank");
+    }
     w->win = mwin;
     w->base = base;
     rc = win_setup(w, *size);
@@ -291,6 +476,7 @@ int kp_win_from_mpi(MPI_Win mwin, MPI_Comm comm, kp_win *win)
         win_release(w);
         return rc;
     }
+    live_add(w);
     *win = w;
     return KP_SUCCESS;
 }
@@ -355,12 +541,10 @@ static int fence_locked(kp_win w, int target)
     int lo = target < 0 ? 0 : target, hi = target < 0 ? w->P : target + 1;
     for (int r = lo; r < hi && rc == KP_SUCCESS; r++) {
         rc = kp_pack_fence(w, r);
-        /* blocking operations were flushed when they completed */
-        if (rc == KP_SUCCESS && w->outstanding > 0) {
-            w->cnt.data_flushes++;
-            if (MPI_Win_flush(r, w->win) != MPI_SUCCESS)
-                rc = kp_error(KP_ERR_MPI, "kp_win_fence: MPI_Win_flush(%d) failed", r);
-        }
+        /* blocking operations were flushed when they completed; nonblocking
+         * MPI ones are pending until a flush (rma.c) */
+        if (rc == KP_SUCCESS && w->npend > 0 && kp_pend_overlaps(w, r, KP_PD_MPI, 0, INT64_MAX))
+            rc = kp_data_flush(w, r, "kp_win_fence");
     }
     return rc;
 }
@@ -532,6 +716,7 @@ int kp_win_free(kp_win *win)
     kp_win w = *win;
     kp_win_progress_thread(w, 0);
     int rc = kp_win_barrier(w);
+    live_remove(w); /* after the barrier nothing can arrive in its pool */
     while (w->reqs) { /* requests the program never completed */
         struct kp_request_s *r = w->reqs;
         w->reqs = r->next;
