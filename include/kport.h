@@ -150,7 +150,17 @@ void kp_release_caches(void);
  * the direct method's puts and gets are copies by load/store into the
  * peers' memory, complete at the target when they return; see "Methods"),
  * else, or with KPORT_STRIDED_SHARED=0 (read at kp_win_create, the same on
- * every rank), MPI_Win_allocate. kp_win_from_mpi wraps the user's own
+ * every rank), MPI_Win_allocate. Where MPI refuses the shared window
+ * (Open MPI's osc/pt2pt) kp_win_create falls back to MPI_Win_allocate
+ * (KPORT_VERBOSE=1: rank 0 says so once); where MPI refuses every window
+ * it returns KP_ERR_UNSUPPORTED on every rank, naming what MPI refused
+ * and why, with nothing left allocated. kport makes these calls on a
+ * private duplicate of comm and on its own windows, all with
+ * MPI_ERRORS_RETURN: the program's error handlers are never changed, and a
+ * refusal does not abort. MPI is asked for the size rounded up to a
+ * multiple of 16 (MPICH 4.0.2 misplaces windows of 8 mod 16 bytes); the
+ * window's size for kport's bounds checks stays `bytes`. kp_win_from_mpi
+ * wraps the user's own
  * window (disp_unit 1, created with MPI_Win_create or
  * MPI_Win_allocate[_shared], the latter used by load/store as kport's
  * own; dynamic windows are refused with KP_ERR_UNSUPPORTED). Both are collective over comm. kport
@@ -165,7 +175,16 @@ void kp_release_caches(void);
  * Completion (as ARMCI's): a blocking put or accumulate returns when the
  * origin buffer may be reused; a blocking get when the data are in the
  * origin buffer. Operations of one origin to one target take effect in the
- * order they were issued. kp_win_fence(win, target) returns when every put
+ * order they were issued, whatever their methods and whether blocking or
+ * not: before an operation starts, this rank's earlier operations to the
+ * same target whose bytes it overlaps (one of the two writing; two
+ * accumulates commute) have taken effect - a pending get has read its
+ * bytes before a later put or accumulate lands, a pending put or
+ * accumulate has landed before a later get reads (an MPI flush of that
+ * target, the target's agent unpacking a pack write, or a pending pack get
+ * completed; src/rma/rma.c). Operations to other bytes are not held back,
+ * and with nothing pending to the target this costs no MPI call.
+ * kp_win_fence(win, target) returns when every put
  * and accumulate of this rank to target (-1: to every rank) is complete at
  * the target (ARMCI_Fence / ARMCI_AllFence); kp_win_barrier(win) is
  * collective: every rank's operations complete everywhere, then a barrier
@@ -202,9 +221,13 @@ void kp_release_caches(void);
  * forces one.
  *
  * The progress agent. Pack-method data sent to a rank are unpacked by that
- * rank: inside any kport strided call, kp_wait/kp_test, kp_win_fence,
- * kp_win_barrier and kp_win_progress, or by a helper thread started with
- * kp_win_progress_thread(win, 1) (needs MPI_THREAD_MULTIPLE). A rank that
+ * rank, for every kport window of the process, inside any kport strided
+ * call, kp_wait/kp_test, kp_win_fence, kp_win_barrier and kp_win_progress
+ * on any window (a rank waiting on window A serves window B: two ranks
+ * waiting on different windows for each other do not hang), or by a
+ * helper thread started with kp_win_progress_thread(win, 1) (needs
+ * MPI_THREAD_MULTIPLE), which serves its own window; a call on another
+ * window serves that one too while its helper is not at it. A rank that
  * computes for long without calling kport delays origins that wait for its
  * slots (fence, barrier, a full pool, a get) but never corrupts them. So,
  * as with ARMCI: do not enter a blocking MPI call that waits for other
@@ -245,7 +268,7 @@ int kp_win_free(kp_win *win);
 MPI_Win kp_win_mpi(kp_win win);
 int kp_win_fence(kp_win win, int target);
 int kp_win_barrier(kp_win win);
-/* Run the progress agent once (unpack what has arrived). */
+/* Run the progress agent once (unpack what has arrived, on every window). */
 int kp_win_progress(kp_win win);
 /* Start (on = 1) or stop (0) a helper thread running the agent; needs
  * MPI_THREAD_MULTIPLE (KP_ERR_UNSUPPORTED otherwise). */
