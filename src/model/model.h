@@ -1,8 +1,9 @@
 /*
  * The cost model: the LogGP (and Hockney alpha-beta) time of any kport
- * schedule, computed by walking the P schedules themselves with a clock per
- * rank, never from a per-algorithm formula, so every algorithm present and
- * future is modelled. The rules are in model.c's header and in
+ * schedule, computed by running the P schedules themselves through the
+ * timing engine (src/timing/timing.h) under kport's executor rules, never
+ * from a per-algorithm formula, so every algorithm present and future is
+ * modelled. The rules are in src/timing/rules.h and walk.c and in
  * docs/DESIGN.md, "The cost model"; the parameters in docs/PARAMETERS.md.
  */
 #ifndef KP_MODEL_MODEL_H
@@ -10,6 +11,7 @@
 
 #include "algo/algo.h"
 #include "model/params.h"
+#include "timing/timing.h"
 
 typedef struct kp_model_result {
     int refused;        /* 1: the builder refused (msg says why); no times */
@@ -42,22 +44,17 @@ int kp_model_predict(const kp_machine *m, const kp_algo *a, const kp_params *prm
 int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_result *out);
 
 /* When rank r of P enters a call, as the cost model and kport-sim time it:
- * the odd ranks call.skew after the even ones (P > 1), ns. */
+ * the odd ranks call.skew after the even ones (P > 1), ns
+ * (kp_timing_entry). */
 double kp_model_entry(const kp_machine *m, int P, int r);
 
-/* Exchanges (a round that sends to a peer and receives from it), paired
- * alike by the cost model and kport-sim: the k-th receive from q of a round
- * with the k-th send to q of the same round. S[0..ns) are the round's sends,
- * R[0..nr) its receives, each (peer, an index the caller chooses, increasing
- * in schedule order); both are sorted by (peer, index) and pair(arg, send's
- * index, receive's index, k) is called for every pair, k the number of
- * pairs with the same peer before it in the round (0: the first exchange
- * with that peer; from 1 on, a further exchange with it at once, priced by
- * X2 + X2G*s where the piece has them). */
-typedef struct kp_xop {
-    uint32_t peer, op;
-} kp_xop;
-void kp_pair_exchanges(kp_xop *S, size_t ns, kp_xop *R, size_t nr,
-                       void (*pair)(void *arg, uint32_t s, uint32_t r, uint32_t k), void *arg);
+/* kp_model_predict and kp_model_scheds under the timing engine's other
+ * rules: KP_RULES_EXECUTOR is theirs, KP_RULES_LOGGOPSIM kport-sim's
+ * (src/timing/timing.h); with the same rules kport-sim gives the same time.
+ * hockney_ns is the Hockney walk's under either. */
+int kp_model_predict_rules(const kp_machine *m, const kp_algo *a, const kp_params *prm, const kp_layout *L, int P,
+                           int64_t bytes, int root, int inplace, kp_timing_rules rules, kp_model_result *out);
+int kp_model_scheds_rules(const kp_machine *m, const kp_sched *sc, int P, kp_timing_rules rules,
+                          kp_model_result *out);
 
 #endif /* KP_MODEL_MODEL_H */
