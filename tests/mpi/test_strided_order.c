@@ -218,11 +218,12 @@ static void cross_round(int tag, int thread)
             check_get(buf, 8, partner, 0, 500, tag + 1000, what);
             MPI_Send(buf, 0, MPI_BYTE, partner, 77, MPI_COMM_WORLD);
         } else {
-            int flag = 0;
-            while (!flag) {
-                expect_ok(kp_win_progress(W[1]), what);
+            int flag = 0, rc = KP_SUCCESS;
+            while (!flag && rc == KP_SUCCESS) {
+                rc = kp_win_progress(W[1]);
                 MPI_Iprobe(partner, 77, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             }
+            expect_ok(rc, what);
             MPI_Recv(buf, 0, MPI_BYTE, partner, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
     }
