@@ -25,7 +25,8 @@ enum kp_error {
     KP_ERR_DATATYPE = 3,    /* datatype kport cannot move correctly */
     KP_ERR_COMM = 4,        /* invalid or inter-communicator */
     KP_ERR_PARAM = 5,       /* invalid algorithm name or parameter (k, C, ...) */
-    KP_ERR_UNSUPPORTED = 6, /* forced algorithm cannot apply to this call */
+    KP_ERR_UNSUPPORTED = 6, /* forced algorithm cannot apply to this call, or MPI refused
+                               what it needs (a shared segment, windows) */
     KP_ERR_NOMEM = 7,       /* allocation failed */
     KP_ERR_MPI = 8,         /* an MPI call failed */
     KP_ERR_INTERNAL = 9     /* a kport bug: please report */
@@ -40,7 +41,22 @@ enum kp_coll {
     KP_COLL_COUNT
 };
 
-/* What to do when a forced algorithm cannot apply (KPORT_FALLBACK). */
+/* What to do when a forced algorithm cannot apply (KPORT_FALLBACK).
+ *
+ * Resources MPI or the system refuses. kport makes its own communicators
+ * and windows with MPI_ERRORS_RETURN (the program's error handlers are
+ * never changed), so when MPI will not make the node's shared segment (no
+ * shared windows: Open MPI's osc/pt2pt, every osc component excluded; a
+ * full /dev/shm) or the one-sided transport's windows (none over TCP under
+ * Open MPI's defaults), every rank learns it together and kport carries
+ * on without them: the automatic choice leaves out the shared-memory
+ * algorithms (for the whole communicator, or above the segment size MPI
+ * still granted) and remembers that per communicator; a forced algorithm
+ * that needs them cannot apply, and the policy below decides; the drop-in
+ * library then hands the call to MPI. transport=rma falls back to plain
+ * MPI_Win_allocate windows where shared ones are refused. Cross-memory
+ * attach that the kernel refuses is probed and left out the same way.
+ * KPORT_VERBOSE=1 says once per communicator what was refused. */
 enum kp_fallback {
     KP_FALLBACK_ERROR = 0,  /* return KP_ERR_UNSUPPORTED (default) */
     KP_FALLBACK_WARN = 1,   /* print a warning on rank 0, use the automatic choice */

@@ -131,6 +131,13 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     dst->node_size = src->node_size;
     dst->oversub = src->oversub;
     dst->node_ready = src->node_ready;
+    dst->shm_refused = src->shm_refused; /* a refusal holds for the group */
+    memcpy(dst->refused, src->refused, sizeof(dst->refused));
+    dst->segc = src->segc; /* agreed per group, as the plans */
+    dst->nsegc = src->nsegc;
+    dst->capsegc = src->capsegc;
+    src->segc = NULL;
+    src->nsegc = src->capsegc = 0;
     dst->calls = src->calls; /* the cold policy counts calls per group */
     dst->mach = src->mach;
     dst->calibrated = src->calibrated;
@@ -156,6 +163,7 @@ static void move_resources(kp_comm *dst, kp_comm *src)
     memset(&src->shm, 0, sizeof(src->shm));
     src->shm.win = MPI_WIN_NULL;
     src->node_ready = 0;
+    src->shm_refused = 0;
     src->calls = 0;
     src->mach = NULL;
     src->calibrated = 0;
@@ -176,6 +184,9 @@ static void release_resources(kp_comm *r)
     r->mach = NULL;
     free(r->memo);
     r->memo = NULL;
+    free(r->segc);
+    r->segc = NULL;
+    r->nsegc = r->capsegc = 0;
     kp_verify_free(r);
     kp_topo_release(r);
     int fin = 0;
@@ -434,6 +445,8 @@ int kp_comm_ready(kp_comm *c, const kp_algo *a)
     int rc;
     const int need_node = is_node_algo(a) && !c->node_ready;
     const int need_dup = !is_shm_algo(a) && c->size > 1 && c->comm == MPI_COMM_NULL;
+    if (is_node_algo(a) && c->shm_refused) /* known on every rank alike */
+        return kp_error(KP_ERR_UNSUPPORTED, "%s", c->refused);
     if ((need_node || need_dup) && cold(c))
         return KP_COLD;
     if (need_node && (rc = kp_topo_node(c)))
@@ -451,8 +464,28 @@ int kp_comm_private(kp_comm *c)
         return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
     }
     MPI_Comm_set_name(c->comm, "kport private");
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
     kp_setup_account(KP_SETUP_DUP, MPI_Wtime() - t0);
     return KP_SUCCESS;
+}
+
+int kp_comm_agree(kp_comm *c, int ok)
+{
+    int all = ok != 0;
+    if (c->size > 1 && PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, c->user) != MPI_SUCCESS)
+        all = 0; /* not reached under a fatal handler; under another, MPI is broken anyway */
+    return all;
+}
+
+void kp_comm_refusal_note(kp_comm *c, unsigned kind, const char *what)
+{
+    if (c->noted & kind)
+        return;
+    c->noted |= kind;
+    if (c->rank == 0 && kp_verbose()) {
+        fprintf(stderr, "kport: P=%d: %s\n", c->size, what);
+        fflush(stderr);
+    }
 }
 
 /* The automatic choices made on a communicator's group, most recent first:
@@ -500,7 +533,7 @@ int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, int root, int inpla
 
 static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
 {
-    kp_select_auto(coll, &c->layout, c->size, bytes, ch);
+    kp_select_auto(coll, c->shm_refused ? NULL : &c->layout, c->size, bytes, ch);
     if (!is_node_algo(ch->algo))
         return KP_SUCCESS;
     if (!c->node_ready) {
@@ -509,6 +542,10 @@ static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         if (cold(c))
             return KP_COLD;
         int rc = kp_topo_node(c);
+        if (rc == KP_ERR_UNSUPPORTED && c->shm_refused) { /* MPI made no segment: the rules without one */
+            kp_select_auto(coll, NULL, c->size, bytes, ch);
+            return KP_SUCCESS;
+        }
         if (rc)
             return rc;
         kp_select_auto(coll, &c->layout, c->size, bytes, ch);

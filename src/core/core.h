@@ -46,6 +46,7 @@ typedef struct kp_plan {
     int64_t bytes;
     int root, inplace;     /* part of the key: rooted / in-place schedules differ */
     int refused;           /* the builder refused: errmsg says why */
+    int resource;          /* ... or MPI refused a resource it needs (segment, windows) */
     int announced;         /* KPORT_VERBOSE / fallback warning printed */
     int refuse_code;
     char errmsg[256];
@@ -59,6 +60,14 @@ typedef struct kp_plan {
     struct kp_comm *owner;
     uint64_t serial;       /* unique per plan ever built (starts at 1) */
 } kp_plan;
+
+/* a call class whose segment every rank agreed on (exec/plan.c) */
+typedef struct kp_seg_class {
+    int coll, root, ok;
+    const struct kp_algo *algo;
+    kp_params prm;
+    int64_t bytes;
+} kp_seg_class;
 
 /* ---- shared memory (exec/shm.c) ---- */
 typedef struct kp_shm_slot { /* one per rank of the node, own cache lines */
@@ -107,6 +116,14 @@ typedef struct kp_comm {
     int local, node_size;
     int oversub;        /* more ranks on this machine than cores: yield when waiting */
     int node_ready;     /* node tier up: node communicator, segment, layout.cma */
+    /* MPI refused the node tier's shared segment (agreed by every rank):
+     * no shared-memory algorithm runs on this group; refused says why */
+    int shm_refused;
+    char refused[200];
+    unsigned noted;     /* kinds of refusal KPORT_VERBOSE has reported (kp_comm_refusal_note) */
+    /* across nodes: the segment's outcome per call class (exec/plan.c) */
+    struct kp_seg_class *segc;
+    int nsegc, capsegc;
     struct kp_choice_memo *memo; /* the automatic choices made so far (comm.c), pooled with the plans */
     struct kp_machine *mach; /* the agreed calibrated costs (select/calibrate.c), with the node tier */
     int calibrated;     /* mach holds this node's measurements (not the defaults) */
@@ -138,8 +155,19 @@ int kp_comm_stage(kp_comm *c, int64_t n, void **out);
  * memory algorithms, the private duplicate for algorithms that send MPI
  * messages. Collective: every rank of c calls it for the same a. */
 int kp_comm_ready(kp_comm *c, const kp_algo *a);
-/* Make c's private duplicate if it has none (collective over c). */
+/* Make c's private duplicate if it has none (collective over c). Its
+ * error handler is MPI_ERRORS_RETURN, as on every communicator and window
+ * kport makes for itself: a refusal comes back as an error kport handles,
+ * the user's own handlers are never changed. */
 int kp_comm_private(kp_comm *c);
+/* Agree on a set-up outcome: 1 when ok is nonzero on every rank of c, else
+ * 0 (PMPI_Allreduce on the user's communicator: every rank is in the same
+ * kport call). One rank: ok itself. */
+int kp_comm_agree(kp_comm *c, int ok);
+/* Say once per communicator and kind (rank 0, KPORT_VERBOSE=1) what MPI
+ * refused and what runs instead. */
+enum { KP_REFUSED_NODE = 1, KP_REFUSED_SEGMENT = 2, KP_REFUSED_RMA = 4 };
+void kp_comm_refusal_note(kp_comm *c, unsigned kind, const char *what);
 
 /* The drop-in library's policy for cold communicators (src/pmpi/pmpi.c):
  * while a communicator other than MPI_COMM_WORLD has made at most n kport

@@ -31,6 +31,85 @@ void kp_plan_free(kp_plan *pl)
     free(pl);
 }
 
+/* shared-memory algorithms: shm_* and smp* (comm.c's classes) */
+static int is_node_plan(const kp_algo *a)
+{
+    return strncmp(a->name, "shm_", 4) == 0 || strncmp(a->name, "smp", 3) == 0;
+}
+
+/* a plan MPI cannot serve: cached as refused (code, kp_last_error's text) */
+static int refuse(kp_plan *pl, int code, kp_plan **out)
+{
+    pl->refused = pl->resource = 1;
+    pl->refuse_code = code;
+    snprintf(pl->errmsg, sizeof(pl->errmsg), "%s", kp_last_error());
+    *out = pl;
+    return KP_SUCCESS;
+}
+
+/* The segment a plan needs, reserved as the plan is built, and a refusal
+ * agreed so that the plan is refused on every rank alike (a node whose
+ * segment could not grow must not be left alone while the others run the
+ * plan). Plans are built per rank, not per call: the root of a rooted
+ * call builds its in-place plan when the others find theirs cached. What
+ * is uniform is the call's class (collective, algorithm, parameters,
+ * bytes, root: the same on every rank of the call), so:
+ *   - on one node every rank sees the same segment and the plans of a
+ *     class need the same halves: a plan that needs no growth is admitted
+ *     at once, one that does grows and agrees (every rank of the class
+ *     needs it in this call);
+ *   - across nodes the halves differ per node: the first plan of each
+ *     class agrees, every rank, and the outcome is kept per class
+ *     (c->segc, never evicted, so every rank finds the same entries). */
+static int segment(kp_comm *c, const kp_plan *pl, int uses)
+{
+    const int64_t half = pl->sched.shm_bytes;
+    int i = 0;
+    if (c->layout.nnodes == 1) {
+        if (!uses || (c->shm.win != MPI_WIN_NULL && half <= c->shm.half))
+            return KP_SUCCESS;
+    } else {
+        for (; i < c->nsegc; i++) {
+            const kp_seg_class *e = &c->segc[i];
+            if (e->coll == pl->coll && e->algo == pl->algo && e->bytes == pl->bytes && e->root == pl->root &&
+                memcmp(&e->prm, &pl->prm, sizeof(e->prm)) == 0)
+                break;
+        }
+        if (i < c->nsegc && c->segc[i].ok && (!uses || half <= c->shm.half))
+            return KP_SUCCESS;
+    }
+    int rc = KP_SUCCESS, ok;
+    if (i < c->nsegc && !c->segc[i].ok) {
+        ok = 0; /* refused for this class before: known alike everywhere */
+        rc = kp_error(KP_ERR_UNSUPPORTED, "MPI refused the segment this call needs");
+    } else {
+        rc = uses ? kp_shm_reserve(c, half) : KP_SUCCESS;
+        if (rc != KP_SUCCESS && rc != KP_ERR_UNSUPPORTED)
+            rc = KP_ERR_UNSUPPORTED; /* whatever failed, the others must hear of it */
+        ok = kp_comm_agree(c, rc == KP_SUCCESS);
+        if (c->layout.nnodes > 1) {
+            if (c->nsegc == c->capsegc) {
+                int cap = c->capsegc ? 2 * c->capsegc : 8;
+                kp_seg_class *n = realloc(c->segc, (size_t)cap * sizeof(*n));
+                if (!n) /* every rank agreed: the plan is refused alike, and asked again next time */
+                    return kp_error(KP_ERR_UNSUPPORTED, "out of memory for the segment's record");
+                c->segc = n;
+                c->capsegc = cap;
+            }
+            c->segc[c->nsegc++] = (kp_seg_class){.coll = pl->coll, .root = pl->root, .ok = ok, .algo = pl->algo,
+                                                  .prm = pl->prm, .bytes = pl->bytes};
+        }
+    }
+    if (ok)
+        return KP_SUCCESS;
+    char msg[256], note[400];
+    snprintf(msg, sizeof(msg), "%s", rc ? kp_last_error() : "MPI refused the segment on another node");
+    snprintf(note, sizeof(note), "shared-memory plans needing a larger segment than MPI grants are refused (%s)",
+             msg);
+    kp_comm_refusal_note(c, KP_REFUSED_SEGMENT, note);
+    return kp_error(KP_ERR_UNSUPPORTED, "%s", msg);
+}
+
 static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root,
                       int inplace, kp_plan **out)
 {
@@ -56,6 +135,8 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
      * this plan in this call, and c->comm exists alike everywhere) */
     if (!rc && prm->transport == KP_TRANSPORT_RMA && c->size > 1 && c->comm != MPI_COMM_NULL)
         rc = kp_rma_ready(c, prm->rails, prm->rma_path);
+    if (rc == KP_ERR_UNSUPPORTED) /* MPI refused what it needs, on every rank alike: remembered as a refusal */
+        return refuse(pl, rc, out);
     if (rc) {
         kp_plan_free(pl);
         return rc;
@@ -79,6 +160,14 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     const unsigned use = kp_sched_shm_use(&pl->sched);
     pl->uses_flags = (use & KP_USES_FLAGS) != 0;
     pl->uses_segment = (use & KP_USES_SEGMENT) != 0;
+    if (is_node_plan(a) && c->node_ready && c->size > 1 &&
+        (rc = segment(c, pl, pl->uses_flags || pl->uses_segment)) != KP_SUCCESS) {
+        kp_sched_free(&pl->sched);
+        if (rc == KP_ERR_UNSUPPORTED)
+            return refuse(pl, rc, out);
+        kp_plan_free(pl);
+        return rc;
+    }
     for (int i = 0; i < pl->sched.nops; i++) {
         const kp_op *op = &pl->sched.ops[i];
         if (i > 0 && op->round != pl->sched.ops[i - 1].round)

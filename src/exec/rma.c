@@ -116,7 +116,7 @@
 #define CDISP(L, kind, peer) (((MPI_Aint)(kind) * (L)->P + (peer)) * CTRL)
 /* rma_path=auto: messages of at least this many KiB go straight into the
  * receive buffer, -1: none (KPORT_RMA_ATTACH_KB overrides). Measured in
- * docs/PERFORMANCE.md, "One-sided transport": under Open MPI attach is
+ * commit 5a2ded8 (git show 5a2ded8:docs/bench/rma-paths/): under Open MPI attach is
  * even at 8 KiB and 0.41-0.74x of staging from 16 KiB for ring-like
  * algorithms (bruck loses 1.1-1.6x); under MPICH 4.0 it loses at every
  * size. */
@@ -202,6 +202,8 @@ typedef struct kp_rma {
     int pending; /* messages added since the last sweep */
     int path;    /* the round's plan's rma_path */
     int oversub;
+    int refused; /* MPI made no window on this communicator (agreed): why */
+    char why[200];
 } kp_rma;
 
 static int live_windows;
@@ -258,6 +260,57 @@ void kp_rma_release(kp_comm *c)
     c->rma = NULL;
 }
 
+/* Make L's rails' windows of `bytes` each, of L's flavour. R->comm (kport's
+ * private duplicate) returns errors: a window MPI will not make (Open MPI's
+ * osc/pt2pt makes no shared window, no component makes one over TCP) comes
+ * back here, and every rank learns it in an agreement per rail, which also
+ * keeps anyone from notifying before every rank has zeroed its counters.
+ * On a refusal R->refused and R->why are set and the rails every rank made
+ * stay in L for link_free (collective); a window only some ranks made
+ * cannot be freed collectively and is dropped. */
+static int link_windows(kp_rma *R, rma_link *L, MPI_Aint bytes)
+{
+    int rc = KP_SUCCESS;
+    const int shared = L->shared, rails = L->rails;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
+    if (shared)
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    for (int j = 0; j < rails && !rc; j++) {
+        const int mrc = shared ? MPI_Win_allocate_shared(bytes, 1, info, R->comm, &L->base[j], &L->win[j])
+                               : MPI_Win_allocate(bytes, 1, info, R->comm, &L->base[j], &L->win[j]);
+        if (mrc != MPI_SUCCESS) {
+            L->win[j] = MPI_WIN_NULL;
+            char why[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            MPI_Error_string(mrc, why, &len);
+            why[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
+            rc = kp_error(KP_ERR_UNSUPPORTED, "transport=rma: %s of %lld bytes (rail %d of %d) failed: %s",
+                          shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes, j, rails, why);
+        } else {
+            live_windows++;
+            MPI_Win_set_errhandler(L->win[j], MPI_ERRORS_RETURN);
+            memset(L->base[j], 0, (size_t)L->ctrl);
+            MPI_Win_lock_all(MPI_MODE_NOCHECK, L->win[j]);
+        }
+        int ok = rc == KP_SUCCESS, all = 0;
+        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
+            all = 0;
+        if (!all) {
+            if (rc == KP_SUCCESS) { /* refused on another rank only */
+                L->win[j] = MPI_WIN_NULL;
+                live_windows--;
+                rc = kp_error(KP_ERR_UNSUPPORTED, "transport=rma: MPI refused the windows on another rank");
+            }
+            snprintf(R->why, sizeof(R->why), "%s", kp_last_error());
+            R->refused = 1;
+        }
+    }
+    MPI_Info_free(&info);
+    return rc;
+}
+
 static int link_create(kp_rma *R, int rails, rma_link **out)
 {
     const int P = R->P;
@@ -308,7 +361,9 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     L->credit = L->sent + P;
     L->recvd = L->sent + 2 * P;
     L->arrived = L->sent + 3 * P;
-    const MPI_Aint bytes = L->ctrl + (MPI_Aint)P * nslots * (MPI_Aint)sb;
+    /* a multiple of 16: MPICH 4.0.2's MPI_Win_allocate on one node places
+     * the next rank's memory 8 bytes off when a size is 8 mod 16 */
+    const MPI_Aint bytes = (L->ctrl + (MPI_Aint)P * nslots * (MPI_Aint)sb + 15) / 16 * 16;
     /* the window flavour: shared when every rank is on this machine (see
      * the header); the same answer everywhere, as MPI_Comm_split_type is */
     int shared = 0;
@@ -354,30 +409,24 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
         }
         L->putflag = all;
     }
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "accumulate_ops", "same_op_no_op");
-    if (shared)
-        MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    for (int j = 0; j < rails && !rc; j++) {
-        const int mrc = shared ? MPI_Win_allocate_shared(bytes, 1, info, R->comm, &L->base[j], &L->win[j])
-                               : MPI_Win_allocate(bytes, 1, info, R->comm, &L->base[j], &L->win[j]);
-        if (mrc != MPI_SUCCESS) {
-            L->win[j] = MPI_WIN_NULL;
-            rc = kp_error(KP_ERR_MPI, "transport=rma: %s of %lld bytes (rail %d of %d) failed",
-                          shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes, j, rails);
-            break;
-        }
-        live_windows++;
-        memset(L->base[j], 0, (size_t)L->ctrl);
-        MPI_Win_lock_all(MPI_MODE_NOCHECK, L->win[j]);
+    rc = link_windows(R, L, bytes);
+    if (rc == KP_ERR_UNSUPPORTED && L->shared) {
+        /* no shared window (Open MPI's osc/pt2pt makes none): the plain
+         * flavour, whose notification is the atomics' (agreed: every
+         * rank saw the same refusal) */
+        for (int j = 0; j < L->rails; j++) /* the rails every rank made (collective) */
+            if (L->win[j] != MPI_WIN_NULL) {
+                MPI_Win_unlock_all(L->win[j]);
+                MPI_Win_free(&L->win[j]);
+                live_windows--;
+            }
+        R->refused = 0;
+        L->shared = 0;
+        L->putflag = 0;
+        rc = link_windows(R, L, bytes);
     }
-    MPI_Info_free(&info);
-    /* nobody notifies before every rank has zeroed its counters */
-    if (!rc && MPI_Barrier(R->comm) != MPI_SUCCESS)
-        rc = kp_error(KP_ERR_MPI, "transport=rma: MPI_Barrier after creating the windows failed");
     if (rc) {
-        link_free(L); /* collective: every rank failed alike, or MPI is broken anyway */
+        link_free(L); /* the rails every rank made (collective) */
         return rc;
     }
     *out = L;
@@ -502,9 +551,18 @@ int kp_rma_ready(kp_comm *c, int rails, int rma_path)
         c->rma = R;
     }
     c->rma->oversub = c->oversub;
+    if (c->rma->refused) /* agreed once: every later plan with this transport is refused alike */
+        return kp_error(KP_ERR_UNSUPPORTED, "%s", c->rma->why);
     int rc = KP_SUCCESS;
-    if (!c->rma->link[rails])
+    if (!c->rma->link[rails]) {
         rc = link_create(c->rma, rails, &c->rma->link[rails]);
+        if (rc == KP_ERR_UNSUPPORTED && c->rma->refused) {
+            char note[300];
+            snprintf(note, sizeof(note), "%s; plans with transport=rma are refused", c->rma->why);
+            kp_comm_refusal_note(c, KP_REFUSED_RMA, note);
+            return kp_error(KP_ERR_UNSUPPORTED, "%s", c->rma->why);
+        }
+    }
     rma_link *L = c->rma->link[rails];
     if (!rc && rma_path != KP_RMA_PATH_STAGING && !L->att && (rc = link_dynamic(c->rma, L, rma_path))) {
         /* collective failure (bad KPORT_RMA_ATTACH_KB, no memory): no attach path */

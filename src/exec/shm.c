@@ -46,25 +46,33 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     int64_t nh = c->shm.half ? c->shm.half : 4096;
     while (nh < half)
         nh *= 2;
-    if (c->shm.win != MPI_WIN_NULL) {
-        /* every rank of the node is here, done with the previous call */
-        PMPI_Barrier(c->node);
-        kp_shm_free(c);
-    }
     const MPI_Aint slots = (MPI_Aint)c->node_size * (MPI_Aint)sizeof(kp_shm_slot);
     const MPI_Aint lines = 2 * (MPI_Aint)c->node_size * KP_LINE;
     const MPI_Aint total = slots + lines + 2 * (MPI_Aint)nh;
+    if (c->shm.win != MPI_WIN_NULL) /* every rank of the node is here, done with the previous call */
+        PMPI_Barrier(c->node);
+    /* the new segment before the old one goes: when MPI refuses it (a
+     * full /dev/shm, no shared windows), the old one still serves the
+     * plans that fit it. c->node returns errors (topo.c), so a refusal
+     * comes back here instead of aborting. */
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "false");
     char *mybase;
-    int rc = MPI_Win_allocate_shared(c->local == 0 ? total : 0, 1, info, c->node, &mybase, &c->shm.win);
+    MPI_Win win = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate_shared(c->local == 0 ? total : 0, 1, info, c->node, &mybase, &win);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
-        c->shm.win = MPI_WIN_NULL;
-        c->shm.half = 0;
-        return kp_error(KP_ERR_NOMEM, "MPI_Win_allocate_shared of %lld bytes failed", (long long)total);
+        char why[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, why, &len);
+        why[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
+        return kp_error(KP_ERR_UNSUPPORTED, "MPI_Win_allocate_shared of %lld bytes for the node's segment failed: %s",
+                        (long long)total, why);
     }
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    kp_shm_free(c);
+    c->shm.win = win;
     MPI_Aint sz;
     int du;
     live_segments++;

@@ -20,7 +20,9 @@
  *     gather, alltoall, or "all")       -> PMPI_
  *   - an inter-communicator              -> PMPI_
  *   - kport refuses the call: a datatype it cannot move (KP_ERR_DATATYPE),
- *     a forced algorithm that cannot apply (KP_ERR_UNSUPPORTED), a bad
+ *     a forced algorithm that cannot apply (KP_ERR_UNSUPPORTED; also when
+ *     MPI refused the segment or windows it needs, agreed by every rank
+ *     before the call communicates: kport.h), a bad
  *     KPORT_<COLL>/KPORT_FALLBACK setting (KP_ERR_PARAM), or a user error
  *     (KP_ERR_ARG, KP_ERR_COUNT, KP_ERR_COMM)
  *                                        -> PMPI_ with the same arguments, so

@@ -287,10 +287,14 @@ int kp_calibrate(kp_comm *c, int cma)
         int mine = m == 2 ? 0 : cal.have, all = 0;
         PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->node);
         if (!all) {
+            /* a segment large enough to measure in; where MPI refuses it
+             * (a small /dev/shm) the node keeps the defaults */
+            int ok = kp_shm_reserve(c, 256 + 2 * KP_CAL_S2) == KP_SUCCESS;
+            PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->node);
+            all = !ok;
+        }
+        if (!all) {
             const double t0 = kp_now_ns();
-            int rc = kp_shm_reserve(c, 256 + 2 * KP_CAL_S2);
-            if (rc)
-                return rc;
             double res[CAL_WORDS];
             /* single copy measured only where both measuring ranks can */
             int pair = c->local < 2 ? cma : 1, paircma = 0;

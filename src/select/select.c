@@ -448,6 +448,18 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
     rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;
+    if (pl->refused && pl->refuse_code == KP_ERR_UNSUPPORTED && pl->resource) {
+        /* MPI refused what the plan needs (a segment of this size): the
+         * rules without shared memory, for this call; the refusal was
+         * agreed, so every rank goes the same way */
+        char why[sizeof ch.why];
+        snprintf(why, sizeof why, "%.150s", pl->errmsg);
+        kp_select_auto(coll, NULL, c->size, bytes, &ch);
+        c->alt[coll] = NULL;
+        if ((rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl)))
+            return rc;
+        snprintf(ch.why, sizeof ch.why, "%.100s instead", why);
+    }
     if (pl->refused) /* the rules must only pick what applies */
         return kp_error(KP_ERR_INTERNAL, "automatic choice %s refused: %s", pl->name, pl->errmsg);
     if (st.verbose && !pl->announced)

@@ -156,6 +156,10 @@ int kp_verify_begin(kp_comm *c, int coll, int64_t bytes, int root, int inplace, 
         int rc = kp_plan_get(c, coll, alt, &c->alt_prm[coll], bytes, root, inplace, &p2);
         if (rc)
             return rc;
+        if (p2->refused && p2->resource) { /* MPI refused its resources (agreed): no check, the pick runs */
+            c->alt[coll] = NULL;
+            return KP_SUCCESS;
+        }
         if (p2->refused)
             return kp_error(KP_ERR_INTERNAL, "verifying the calibrated choice: %s refused: %s", p2->name,
                             p2->errmsg);

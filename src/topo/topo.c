@@ -249,6 +249,7 @@ static int layout_communicate(kp_comm *c)
 
     if (MPI_Comm_split_type(c->user, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &real) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+    MPI_Comm_set_errhandler(real, MPI_ERRORS_RETURN); /* kport's own: it may become the node communicator */
     /* the real node's key: the world rank of its lowest rank (local: the
      * split's key orders it by our rank) */
     int zero = 0, realkey = 0;
@@ -360,16 +361,31 @@ int kp_topo_node(kp_comm *c)
     if (c->node_ready)
         return KP_SUCCESS;
     double t0 = now();
+    if (c->shm_refused)
+        return kp_error(KP_ERR_UNSUPPORTED, "%s", c->refused);
     if (c->node == MPI_COMM_NULL) {
         if (MPI_Comm_split(c->user, c->layout.node_of[c->rank], c->rank, &c->node) != MPI_SUCCESS) {
             c->node = MPI_COMM_NULL;
             return kp_error(KP_ERR_MPI, "MPI_Comm_split for the node communicator failed");
         }
+        /* kport's own communicator: the segment's refusal returns (shm.c) */
+        MPI_Comm_set_errhandler(c->node, MPI_ERRORS_RETURN);
         kp_setup_account(KP_SETUP_NODE_COMM, now() - t0);
     }
     int rc = kp_shm_reserve(c, 0);
-    if (rc)
-        return rc;
+    /* every rank of c learns whether every node made its segment: a node
+     * whose MPI refused (no shared windows, a full /dev/shm) must not be
+     * left out of the shared-memory plans the others would run */
+    if (!kp_comm_agree(c, rc == KP_SUCCESS)) {
+        snprintf(c->refused, sizeof(c->refused), "no shared-memory algorithm: %.150s",
+                 rc ? kp_last_error() : "MPI refused the node's segment on another node");
+        c->shm_refused = 1;
+        kp_shm_free(c); /* this node's, if only another's was refused (collective on the node) */
+        char note[300];
+        snprintf(note, sizeof(note), "%s; the algorithms without shared memory run instead", c->refused);
+        kp_comm_refusal_note(c, KP_REFUSED_NODE, note);
+        return kp_error(KP_ERR_UNSUPPORTED, "%s", c->refused);
+    }
     t0 = now();
     const int cma = cma_probe(c);
     kp_setup_account(KP_SETUP_CMA_PROBE, now() - t0);
