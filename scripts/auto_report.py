@@ -17,22 +17,20 @@ It ends with one line per collective and MPI build:
   auto_report: allgather Open MPI 4.1.4: 21 sizes, auto near best 21, auto <= native 20
 and exits 1 when a file is missing fields or holds no auto records.
 """
-import json
+import os
 import statistics
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from kport_tools import jsonl  # noqa: E402 (tools/kport_tools)
 
 
 def load(path):
     recs = []
     with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError as e:
+        for n, r, e in jsonl.parse(f):
+            if e is not None:
                 sys.exit(f"auto_report: {path}:{n}: not JSON ({e})")
             if r.get("status", "ok") != "ok" or "median_us" not in r or r.get("median_us") is None:
                 continue

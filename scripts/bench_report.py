@@ -40,11 +40,15 @@ Python 3 standard library only.
 """
 
 import argparse
-import json
+import os
 import re
 import statistics
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from kport_tools import jsonl  # noqa: E402 (tools/kport_tools)
+from kport_tools.mpi import mpi_tag  # noqa: E402
 
 STATUS_CELL = {"n/a": "n/a", "error": "ERROR", "invalid": "INVALID"}
 
@@ -59,17 +63,6 @@ SIZE_NOTE = {
 SIZELESS = {"barrier"}
 
 
-def mpi_tag(mpi):
-    """Short name of an MPI library string: "Open MPI 4.1.4" -> "ompi"."""
-    low = mpi.strip().lower()
-    for prefix, tag in (("open mpi", "ompi"), ("mvapich", "mvapich"), ("mpich", "mpich"),
-                        ("intel", "impi"), ("cray", "cray"), ("spectrum", "smpi")):
-        if low.startswith(prefix):
-            return tag
-    words = re.findall(r"[a-z0-9]+", low)
-    return words[0] if words else "mpi"
-
-
 def mpi_version(mpi):
     m = re.search(r"\d+(?:\.\d+)+", mpi)
     return m.group(0) if m else ""
@@ -81,17 +74,12 @@ def load(paths, fanout=None):
     records = []
     for path in paths:
         try:
-            f = sys.stdin if path == "-" else open(path, encoding="utf-8")
+            f = jsonl.open_input(path)
         except OSError as e:
             sys.exit("bench_report: %s" % e)
         with f:
-            for lineno, line in enumerate(f, 1):
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                try:
-                    r = json.loads(line)
-                except ValueError as e:
+            for lineno, r, e in jsonl.parse(f):
+                if e is not None:
                     print("bench_report: %s:%d: not JSON (%s), skipped" % (path, lineno, e), file=sys.stderr)
                     continue
                 if fanout is not None and isinstance(r, dict) and r.get("coll") == "fanout" and \

@@ -28,6 +28,9 @@ import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from kport_tools.jsonl import load_objects as jsonl  # noqa: E402 (tools/kport_tools: the shared JSON-lines reader)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = [1 << i for i in range(21)]
 MPIS = (("ompi", "Open MPI"), ("mpich", "MPICH"))
@@ -41,16 +44,6 @@ def load_module(name, path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def jsonl(path):
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("{"):
-                out.append(json.loads(line))
-    return out
 
 
 def size_name(s):

@@ -27,26 +27,25 @@ Python 3 standard library only.
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from collections import OrderedDict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from kport_tools import jsonl  # noqa: E402 (tools/kport_tools)
 
 
 def load(paths, lo, hi, coll):
     cells = OrderedDict()
     for path in paths:
         try:
-            f = sys.stdin if path == "-" else open(path)
+            f = jsonl.open_input(path)
         except OSError as e:
             sys.exit(f"predict_report: {path}: {e.strerror}")
         with f:
-            for n, line in enumerate(f, 1):
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
+            for n, r, e in jsonl.parse(f, only_objects=True):
+                if e is not None:
                     sys.exit(f"predict_report: {path}:{n}: not JSON: {e}")
                 if r.get("status") != "ok" or r.get("predicted_us") is None or r.get("median_us") is None:
                     continue
