@@ -102,6 +102,10 @@
  * (predicted / measured); JSON records gain "predicted_us" and
  * "predicted_hockney_us" (null for native MPI, memcpy, n/a and failed
  * rows). The prediction is of an isolated call, also under --b2b.
+ *
+ * This file holds the manual and kb_coll_main (sizes, buffers, rounds,
+ * rows); collective.h lists the files of the options, the measurement and
+ * the report.
  */
 #include "harness.h"
 #include "collective.h"

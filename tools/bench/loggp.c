@@ -136,6 +136,9 @@
  * busy before the run (the 1-minute load average), more than 1% of the
  * samples were dropped as descheduled, or copies ran with both ranks on
  * one core. Progress goes to stderr, on a terminal only.
+ *
+ * This file holds the manual, the options and main; loggp.h lists the
+ * files of the measurements, the fits and the output.
  */
 #include "loggp.h"
 
