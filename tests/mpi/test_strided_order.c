@@ -603,7 +603,7 @@ int main(int argc, char **argv)
         MPI_Init(&argc, &argv);
     }
     kt_init();
-    kt_watchdog(50);
+    kt_watchdog(100);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     if (refused) {
