@@ -19,9 +19,14 @@
  * Ranks of one node (--node-size, --node-map) use the file's p2p.intra,
  * ranks of different nodes p2p.inter: without --node-size every rank is its
  * own node. Gather predicts root 0 unless --root is given.
+ * --rules loggopsim prices the LogGP column under kport-sim's rules
+ * (LogGOPSim's event order, src/timing/rules.h) instead of the cost model's
+ * (kport's executor order, the default): the time kport-sim prints for the
+ * same schedule, parameters and node layout.
  */
 #include "kport.h"
 #include "model/model.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 #include "sched/goal.h"
 
@@ -36,12 +41,14 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kport-check allgather|barrier|gather|alltoall [-a name[:k=..,C=..,n=..]] [-P MIN[:MAX]]\n"
             "                   [-b BYTES[,BYTES...]] [--root R] [--inplace] [--node-size N]\n"
-            "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [--predict FILE] [-v]\n"
+            "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [--predict FILE]\n"
+            "                   [--rules executor|loggopsim] [-v]\n"
             "Checks schedules symbolically. Without -a: every algorithm of the collective over k, n 1..8\n"
             "and C 1,2,4,8. Exit status 0 when every checked schedule is correct; refusals (an algorithm\n"
             "that does not apply to that P or layout) are counted, not errors.\n"
             "--predict FILE: print the cost model's LogGP and Hockney times (microseconds, max over ranks)\n"
-            "from the machine parameter file FILE instead of checking (docs/PARAMETERS.md).\n");
+            "from the machine parameter file FILE instead of checking (docs/PARAMETERS.md); --rules loggopsim:\n"
+            "the LogGP time under kport-sim's rules (default executor: the cost model's).\n");
 }
 
 static int parse_range(const char *s, int *lo, int *hi)
@@ -86,7 +93,7 @@ static int layout_for(int P, int node_size, const char *map, int cma, kp_layout 
 /* --predict: the cost model's time of every (algorithm, P, bytes) */
 static int predict_all(const char *file, int coll, const kp_algo **algos, const kp_params *prms, int n, int plo,
                        int phi, const int64_t *sizes, int nsizes, int node_size, const char *map, int cma, int root,
-                       int inplace)
+                       int inplace, kp_timing_rules rules)
 {
     kp_machine m;
     char err[512];
@@ -94,7 +101,8 @@ static int predict_all(const char *file, int coll, const kp_algo **algos, const 
         fprintf(stderr, "kport-check: %s\n", err);
         return 2;
     }
-    printf("# %s predicted from %s (LogGP and Hockney, microseconds, max over ranks)\n", colls[coll], file);
+    printf("# %s predicted from %s (LogGP and Hockney, microseconds, max over ranks)%s\n", colls[coll], file,
+           rules == KP_RULES_EXECUTOR ? "" : "; LogGP under kport-sim's rules (--rules loggopsim)");
     printf("%-40s %6s %12s %12s %12s %9s %7s\n", "algorithm", "P", "bytes", "loggp_us", "hockney_us", "messages",
            "rounds");
     int bad = 0;
@@ -110,7 +118,7 @@ static int predict_all(const char *file, int coll, const kp_algo **algos, const 
             const int rt = root < 0 ? 0 : root >= P ? P - 1 : root;
             for (int b = 0; b < nsizes; b++) {
                 kp_model_result res = {0};
-                int rc = kp_model_predict(&m, algos[i], &prms[i], &L, P, sizes[b], rt, inplace, &res);
+                int rc = kp_model_predict_rules(&m, algos[i], &prms[i], &L, P, sizes[b], rt, inplace, rules, &res);
                 if (rc) {
                     printf("%-40s %6d %12lld error: %s\n", name, P, (long long)sizes[b], res.msg);
                     bad = 1;
@@ -132,6 +140,7 @@ int main(int argc, char **argv)
     int plo = 1, phi = 64, dump = 0, verbose = 0, inplace_only = -1, root = -1, node_size = 0, cma = 1;
     int64_t sizes[16] = {0, 1, 7, 4096};
     int nsizes = 4, coll = -1;
+    kp_timing_rules rules = KP_RULES_EXECUTOR;
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
         return 0;
@@ -171,6 +180,12 @@ int main(int argc, char **argv)
             goal = argv[++i];
         else if (!strcmp(argv[i], "--predict") && i + 1 < argc)
             predict = argv[++i];
+        else if (!strcmp(argv[i], "--rules") && i + 1 < argc) {
+            if (kp_timing_rules_parse(argv[++i], &rules)) {
+                fprintf(stderr, "kport-check: --rules \"%s\": expected executor or loggopsim\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "-v"))
             verbose = 1;
         else {
@@ -270,7 +285,7 @@ int main(int argc, char **argv)
 
     if (predict)
         return predict_all(predict, coll, algos, prms, n, plo, phi, sizes, nsizes, node_size, map, cma, root,
-                           inplace_only == 1);
+                           inplace_only == 1, rules);
 
     long checked = 0, refused = 0, failed = 0;
     for (int i = 0; i < n; i++) {

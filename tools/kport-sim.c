@@ -18,7 +18,9 @@
  * a send to the same peer in its round, and X2, X2G each further such pair
  * with that peer in the round (--no-exchange: ignore them). Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
  * node's inter-node messages share r NICs; --ports k: k messages in flight
- * per rank (default 1). The rules: docs/SIMULATOR.md.
+ * per rank (default 1). The rules: docs/SIMULATOR.md; --rules executor runs
+ * the cost model's instead of LogGOPSim's (src/timing/rules.h), the time
+ * kport-check --predict prints for the same schedule and parameters.
  *
  * Output: the completion time (max over ranks, which rank, min, median),
  * messages and bytes, the critical path's breakdown, events and the event
@@ -48,11 +50,13 @@ static void usage(FILE *f)
             "                 [--node-size n] [--root r] [--inplace] [--params FILE.json]\n"
             "                 [-L ns] [-o ns] [-g ns] [-G ns/byte] [-O ns/byte] [-S bytes]\n"
             "                 [--rails r] [--ports k] [--per-rank] [--format text|json] [-q]\n"
-            "                 [--loggopsim-zero-bytes] [--no-exchange]\n"
+            "                 [--loggopsim-zero-bytes] [--no-exchange] [--rules loggopsim|executor]\n"
             "Simulates kport's schedule of the collective under LogGP (docs/SIMULATOR.md).\n"
             "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies 1 ns/byte;\n"
             "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S;\n"
-            "--no-exchange: ignore the file's measured exchanges (X, XG, X2, X2G), LogGP's rule for every receive.\n");
+            "--no-exchange: ignore the file's measured exchanges (X, XG, X2, X2G), LogGP's rule for every receive.\n"
+            "--rules executor: the cost model's rules (kport's executor order; no ports, rails, critical path),\n"
+            "the time kport-check --predict prints for the same schedule (default loggopsim: LogGOPSim's).\n");
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -95,7 +99,7 @@ static int inum(const char *opt, const char *s, double lo, double hi, int64_t *o
 static int valued(const char *a)
 {
     static const char *const opts[] = {"-a", "-P", "-m", "--node-size", "--root", "--rails", "--ports", "--params",
-                                       "--format", "-L", "-o", "-g", "-G", "-O", "-S"};
+                                       "--format", "-L", "-o", "-g", "-G", "-O", "-S", "--rules"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
@@ -173,6 +177,7 @@ int main(int argc, char **argv)
     const char *spec = NULL, *pfile = NULL, *format = "text";
     int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1;
     int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0, no_exchange = 0;
+    kp_timing_rules rules = KP_RULES_LOGGOPSIM;
     /* command-line LogGP values: NAN = not given */
     double L = NAN, o = NAN, g = NAN, G = NAN, O = NAN, S = NAN;
     for (int i = 2; i < argc; i++) {
@@ -216,7 +221,10 @@ int main(int argc, char **argv)
                 return 2;
         } else if (!strcmp(a, "--params"))
             pfile = v;
-        else if (!strcmp(a, "--format")) {
+        else if (!strcmp(a, "--rules")) {
+            if (kp_timing_rules_parse(v, &rules))
+                return bad("--rules \"%s\": expected loggopsim or executor%s", v, "");
+        } else if (!strcmp(a, "--format")) {
             if (strcmp(v, "text") && strcmp(v, "json"))
                 return bad("--format \"%s\": expected text or json%s", v, "");
             format = v;
@@ -290,6 +298,8 @@ int main(int argc, char **argv)
     c.rails = (int)rails;
     c.ports = (int)ports;
     c.zero_wrap = zero_wrap;
+    c.rules = rules;
+    const int ex = rules == KP_RULES_EXECUTOR;
     prog pg = {!quiet && isatty(2), 0};
     c.progress = progress;
     c.progress_arg = &pg;
@@ -333,20 +343,24 @@ int main(int argc, char **argv)
         printf(" \"events\": %llu, \"queue_pops\": %llu, \"events_per_s\": %.6g, \"wall_s\": %.6g, \"build_s\": %.6g, "
                "\"sim_s\": %.6g, \"mem_bytes\": %zu,\n",
                (unsigned long long)r.events, (unsigned long long)r.pops, rate, wall, r.build_s, r.sim_s, r.mem_bytes);
-        printf(" \"critical_path\": {\"rank\": %d, \"length_ns\": %.17g, \"messages\": %lld", r.slowest_rank, r.max_ns,
-               (long long)r.cp_messages);
-        for (int k = 0; k < KP_SIM_NCAT; k++)
-            printf(", \"%s_ns\": %.9g", kp_sim_cat_name[k], r.cp[k]);
-        printf(", \"hops\": %d", r.nchain);
-        if (r.nchain >= 0 && r.nchain <= 1000) {
-            printf(",\n  \"chain\": [");
-            for (int i = 0; i < r.nchain; i++)
-                printf("%s{\"t_ns\": %.17g, \"rank\": %d, \"op\": \"%s\", \"peer\": %d, \"bytes\": %lld}", i ? ", " : "",
-                       r.chain[i].t, r.chain[i].rank, hop_name[r.chain[i].kind], r.chain[i].peer,
-                       (long long)r.chain[i].len);
-            printf("]");
+        if (ex) /* the executor's rules track no critical path */
+            printf(" \"rules\": \"executor\", \"critical_path\": null,\n \"params\": {");
+        else {
+            printf(" \"critical_path\": {\"rank\": %d, \"length_ns\": %.17g, \"messages\": %lld", r.slowest_rank,
+                   r.max_ns, (long long)r.cp_messages);
+            for (int k = 0; k < KP_SIM_NCAT; k++)
+                printf(", \"%s_ns\": %.9g", kp_sim_cat_name[k], r.cp[k]);
+            printf(", \"hops\": %d", r.nchain);
+            if (r.nchain >= 0 && r.nchain <= 1000) {
+                printf(",\n  \"chain\": [");
+                for (int i = 0; i < r.nchain; i++)
+                    printf("%s{\"t_ns\": %.17g, \"rank\": %d, \"op\": \"%s\", \"peer\": %d, \"bytes\": %lld}",
+                           i ? ", " : "", r.chain[i].t, r.chain[i].rank, hop_name[r.chain[i].kind], r.chain[i].peer,
+                           (long long)r.chain[i].len);
+                printf("]");
+            }
+            printf("},\n \"params\": {");
         }
-        printf("},\n \"params\": {");
         if (pfile) {
             printf("\"file\": ");
             json_str(pfile);
@@ -394,8 +408,11 @@ int main(int argc, char **argv)
         printf("messages      %lld (%lld bytes on the network, %lld rendezvous); %lld copies (%lld bytes)\n",
                (long long)r.messages, (long long)r.msg_bytes, (long long)r.rendezvous, (long long)r.copies,
                (long long)r.copy_bytes);
-        printf("critical path %.3f us to rank %d's completion, %lld messages on it:\n", r.max_ns / 1e3,
-               r.slowest_rank, (long long)r.cp_messages);
+        if (ex)
+            printf("rules         executor (the cost model's: kport's executor order; no critical path)\n");
+        else
+            printf("critical path %.3f us to rank %d's completion, %lld messages on it:\n", r.max_ns / 1e3,
+                   r.slowest_rank, (long long)r.cp_messages);
         for (int k = 0; k < KP_SIM_NCAT; k++)
             if (r.cp[k] != 0)
                 printf("  %-10s %14.3f us %6.1f%%\n", kp_sim_cat_name[k], r.cp[k] / 1e3,
@@ -409,10 +426,14 @@ int main(int argc, char **argv)
                 }
                 print_hop(&r.chain[i]);
             }
-        } else if (r.nchain < 0)
+        } else if (r.nchain < 0 && !ex)
             printf("  (the chain of hops is not listed: more than 4M hops to log)\n");
-        printf("events        %llu (%llu queue pops), simulated in %.3f s: %.3g events/s; schedules built in %.3f s\n",
-               (unsigned long long)r.events, (unsigned long long)r.pops, r.sim_s, rate, r.build_s);
+        if (ex)
+            printf("walk          rounds priced in %.3f s; schedules built in %.3f s\n", r.sim_s, r.build_s);
+        else
+            printf("events        %llu (%llu queue pops), simulated in %.3f s: %.3g events/s; schedules built in "
+                   "%.3f s\n",
+                   (unsigned long long)r.events, (unsigned long long)r.pops, r.sim_s, rate, r.build_s);
         printf("wall          %.3f s, %.1f MiB\n", wall, (double)r.mem_bytes / (1 << 20));
         if (per_rank)
             for (int i = 0; i < c.P; i++)

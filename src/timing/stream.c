@@ -397,6 +397,11 @@ int kp_eng_run(sim *s, kp_timing_rules rules, int hockney, double t0)
         if (!r->rank_ns)
             return kp_eng_nomem(s);
     }
+    if (s->post) { /* no post seen yet (a run before this one set them) */
+        memset(s->post, 0, (size_t)s->nposts * sizeof(clk));
+        for (uint64_t i = 0; i < s->nposts; i++)
+            s->post[i].t = -1;
+    }
     if (rules == KP_RULES_EXECUTOR || hockney) {
         r->nchain = -1;
         return kp_eng_walk(s, hockney);

@@ -6,6 +6,11 @@ if(TARGET kport-sim)
   target_link_libraries(test_sim PRIVATE kport_sim)
   add_test(NAME sim_unit COMMAND test_sim)
   add_test(NAME sim_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli.sh $<TARGET_FILE:kport-sim>)
+  # one timing engine (issue 36): the cost model and kport-sim give the same time, rank by rank,
+  # under the same rules (both rule sets), over every algorithm, P, node layouts, sizes, three machines
+  add_executable(test_equal ${CMAKE_CURRENT_LIST_DIR}/test_equal.c)
+  target_link_libraries(test_equal PRIVATE kport_sim)
+  add_test(NAME sim_model_equal COMMAND test_equal ${PROJECT_SOURCE_DIR}/docs/bench/allgather-p2)
 endif()
 # predict_report.py's text and --json outputs agree on a recorded make bench
 # run, kport-sim's table included (the bar of issue 9 is read from them)
