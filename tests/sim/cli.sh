@@ -123,6 +123,14 @@ bad 'nonexistent.json' allgather -a ring -P 4 --params "$tmp/nonexistent.json"
 echo '{"kport_params": 1, "p2p": ' >"$tmp/bad.json"
 bad 'bad.json' allgather -a ring -P 4 --params "$tmp/bad.json"
 bad 'needs a value' allgather -a ring -P
+bad '--rules "bogus"' allgather -a ring -P 4 --rules bogus
+bad "LogGOPSim's rules only" allgather -a ring -P 4 --rules executor --ports 2
+
+# --- --rules executor: the cost model's rules, no critical path --------------------
+"$sim" allgather -a bruck:k=2 -P 13 -m 100 --rules executor --format json >"$tmp/x.json" || fail "--rules executor failed"
+grep -q '"rules": "executor", "critical_path": null' "$tmp/x.json" || fail "--rules executor: no rules/critical_path fields"
+"$sim" allgather -a bruck:k=2 -P 13 -m 100 --rules loggopsim >"$tmp/l.txt" && "$sim" allgather -a bruck:k=2 -P 13 -m 100 >"$tmp/d.txt" &&
+    cmp -s <(grep '^time' "$tmp/l.txt") <(grep '^time' "$tmp/d.txt") || fail "--rules loggopsim is not the default"
 
 [ $fails = 0 ] && echo "cli.sh: all checks passed"
 exit $((fails != 0))
