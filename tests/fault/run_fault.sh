@@ -276,7 +276,7 @@ t_pass="^[1-9][0-9]* passed, 0 failed"
 
 if [ "$mode" = leaks ]; then
     # ---- sanitizer build: one refusal path, leaks counted ----------------------
-    ldd "$lib" | grep -q libasan || { echo "run_fault: mode=leaks needs a sanitizer build" >&2; exit 2; }
+    case "$(ldd "$lib")" in *libasan*) ;; *) echo "run_fault: mode=leaks needs a sanitizer build" >&2; exit 2 ;; esac
     leakenv=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=0)
     leaked() { awk '/SUMMARY: AddressSanitizer: [0-9]+ byte\(s\) leaked/ {n += $3} END {print n + 0}' "$tmp/$1.out"; }
     lsizes=8,4096,65536,1m
