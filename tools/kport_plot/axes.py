@@ -67,4 +67,3 @@ class Axes:
     @staticmethod
     def drop_nonpositive(pts, log):
         return [(x, y) for x, y in pts if y > 0] if log else pts
-

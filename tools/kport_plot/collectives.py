@@ -258,4 +258,3 @@ class CollectiveFigures:
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False)
         self.suptitle(fig, title(what, g))
-

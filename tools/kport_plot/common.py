@@ -60,5 +60,3 @@ def title(what, recs):
     dates = sorted({r["_date"] for r in recs})
     dstr = dates[0] if len(dates) == 1 else "%s..%s" % (dates[0], dates[-1])
     return "%s\n%s, %s, %s" % (what, mpis, pstr, dstr)
-
-

@@ -263,5 +263,3 @@ class MachineFigures:
                         self.legend_below(ax, ncol=2)
             fig.subplots_adjust(hspace=0.4)
             self.suptitle(fig, title("LogGP parameters and shared-memory costs (kport-bench loggp)", g))
-
-

@@ -127,4 +127,3 @@ def main(argv):
         for path in written:
             print(path)
     return 0
-

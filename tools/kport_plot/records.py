@@ -188,4 +188,3 @@ def load(paths):
             r["_kind"] = kind
             records.append(r)
     return records, unknown, not_ok
-

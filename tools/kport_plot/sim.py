@@ -132,4 +132,3 @@ class SimFigures:
         for r in g:
             acc.setdefault((self.sim_key(r), int(r["P"]), self.sim_bytes(r)), []).append(r["max_time_ns"])
         return {k: median_of(v) for k, v in acc.items()}
-
