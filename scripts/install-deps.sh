@@ -5,7 +5,9 @@
 # python3-matplotlib (kport-plot's figures), pkg-config,
 # ARMCI-MPI (libarmci-mpi-dev, kport-bench strided's comparison),
 # and for the Debian packages dpkg-dev (dpkg-shlibdeps) and file (cpack
-# uses both to compute the packages' library dependencies). Idempotent: does
+# uses both to compute the packages' library dependencies), and for
+# scripts/cluster.sh (hosts as namespaces, the cluster_* tests) iproute2
+# (ip), util-linux (unshare, nsenter) and iputils-ping (ping). Idempotent: does
 # nothing when everything is there. Debian / Ubuntu (apt-get); run as root or
 # with sudo.
 set -euo pipefail
@@ -28,6 +30,10 @@ py_has matplotlib || need+=(python3-matplotlib)
 have pkg-config || need+=(pkgconf)
 have dpkg-shlibdeps || need+=(dpkg-dev)
 have file || need+=(file)
+# scripts/cluster.sh: namespaces, veth pairs and a bridge, a reachability check
+have ip || need+=(iproute2)
+have nsenter || need+=(util-linux)
+have ping || need+=(iputils-ping)
 # ARMCI-MPI, the library kport-bench strided and examples/srumma compare with
 [ -e /usr/include/armci.h ] || need+=(libarmci-mpi-dev)
 
