@@ -13,19 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (cond) {                                                                                                    \
-            passed++;                                                                                                  \
-        } else {                                                                                                       \
-            failed++;                                                                                                  \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
+#include "../unit/check.h"
 
 static const char *valid =
     "{\n"                                                                        /* 1 */
@@ -201,6 +189,6 @@ int main(void)
     test_valid();
     test_bad();
     test_read();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    printf("%ld passed, %ld failed\n", checks - fails, fails);
+    return fails ? 1 : 0;
 }
