@@ -912,7 +912,9 @@ int kp_eng_des(sim *s, double t0)
     for (int k = 0; k < KP_SIM_NCAT; k++)
         r->cp[k] = w->cpu.v[k];
     r->cp[KP_SIM_CALL] -= entry(s, (uint32_t)r->slowest_rank);
-    r->cp_messages = (int64_t)llround(w->cpu.v[KP_SIM_NCAT]);
+    /* rounded (llround's result for this non-negative count, without libm:
+     * libkport.a links without -lm) */
+    r->cp_messages = (int64_t)((double)w->cpu.v[KP_SIM_NCAT] + 0.5);
     if (s->log_on) { /* walk the chain back from the slowest rank's last hop */
         int n = 0;
         for (uint32_t i = w->cpu.who; i; i = s->log[i - 1].pred)
