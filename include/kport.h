@@ -198,7 +198,7 @@ void kp_release_caches(void);
  * bytes before a later put or accumulate lands, a pending put or
  * accumulate has landed before a later get reads (an MPI flush of that
  * target, the target's agent unpacking a pack write, or a pending pack get
- * completed; src/rma/rma.c). Operations to other bytes are not held back,
+ * completed; src/strided/api.c). Operations to other bytes are not held back,
  * and with nothing pending to the target this costs no MPI call.
  * kp_win_fence(win, target) returns when every put
  * and accumulate of this rank to target (-1: to every rank) is complete at
@@ -210,7 +210,7 @@ void kp_release_caches(void);
  * kp_wait or kp_test complete, in any order; a completed request is set to
  * KP_REQUEST_NULL. Until then the origin buffer must not be touched.
  *
- * Methods (each documented at the head of its file, the files of src/rma):
+ * Methods (each documented at the head of its file, the files of src/strided):
  *   direct    one MPI_Put / MPI_Get / MPI_Accumulate per contiguous chunk,
  *             all completed together by one flush; on a shared window
  *             (above) puts and gets copy each chunk, and accumulates add

@@ -1111,7 +1111,7 @@ Why the methods win where they do:
   beyond glibc's dynamic mmap threshold, so its speed depends on what the
   process freed before (the cost model's `tdnb`); `auto` runs the
   load/store direct method instead.
-- The cost model's defaults (`src/rma/auto.c`) are the medians of five
+- The cost model's defaults (`src/strided/auto.c`) are the medians of five
   `kport-bench strided --calibrate` runs per MPI (`strided/cal-*.txt`).
 
 ## One-sided transport

@@ -31,7 +31,7 @@
  * error (schedules that do not match, out of memory).
  */
 #include "kport.h"
-#include "model/params.h"
+#include "params/params.h"
 #include "sim/sim.h"
 
 #include <errno.h>

@@ -1,11 +1,12 @@
 /*
  * Algorithm registry: every algorithm kport can run, its collective, the
- * parameters it takes and its builder. One table (src/select/registry.c),
+ * parameters it takes and its builder. One table (src/algo/registry.c),
  * one builder per file under src/algo/<collective>/.
  */
 #ifndef KP_ALGO_H
 #define KP_ALGO_H
 
+#include "sched/check.h"
 #include "sched/sched.h"
 
 /* Which parameters an algorithm takes (bit mask). */
@@ -79,8 +80,6 @@ int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 int kp_algo_count(int coll);
 const kp_algo *kp_algo_at(int coll, int i);
 const kp_algo *kp_algo_find(int coll, const char *name);
-/* "allgather", "barrier", "gather", "alltoall" (enum kp_coll); "?" otherwise */
-const char *kp_coll_name(int coll);
 
 /* Parse "name[:k=3,C=2]" into an algorithm and its parameters (defaults
  * filled in). Returns KP_SUCCESS or KP_ERR_PARAM with a message in err. */
@@ -120,5 +119,29 @@ int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, in
 /* ... on a node layout L (NULL: every rank on its own node). */
 int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
                      int root, int inplace, kp_sched *s);
+
+/* Check algorithm a with parameters prm (defaults applied when 0) for P
+ * ranks and `bytes` per block on layout L (NULL: every rank on its own
+ * node): every rank's schedule built and all run through the schedule
+ * checker; inplace models MPI_IN_PLACE (check.c). */
+void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
+                      int inplace, kp_check_result *res);
+void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
+                   kp_check_result *res);
+void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,
+                        kp_check_result *res);
+
+/* The algorithm's class, by name: "shm_*" work inside one node through
+ * shared memory and send no MPI message, "smp*" use shared memory inside
+ * nodes and messages between them, all others only messages. What a plan
+ * needs set up follows from it (src/plan). */
+static inline int kp_algo_is_shm(const kp_algo *a)
+{
+    return a->name[0] == 's' && a->name[1] == 'h' && a->name[2] == 'm' && a->name[3] == '_';
+}
+static inline int kp_algo_is_node(const kp_algo *a)
+{
+    return kp_algo_is_shm(a) || (a->name[0] == 's' && a->name[1] == 'm' && a->name[2] == 'p');
+}
 
 #endif /* KP_ALGO_H */

@@ -14,6 +14,8 @@
  * aliases (the own block; for all-to-all the whole buffer) are packed first.
  */
 #include "core/args.h"
+#include "exec/exec.h"
+#include "util/clock.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -117,7 +119,7 @@ static int run_packed(kp_comm *c, kp_plan *pl, const kp_call *k, const kp_tinfo 
         simg = (const char *)k->sbuf + st->true_lb;
     }
 
-    if ((rc = kp_exec_p2p(pl, simg, rimg)))
+    if ((rc = kp_exec_run(pl, simg, rimg)))
         return rc;
 
     if (stage_r)
@@ -202,7 +204,7 @@ int kp_call_run(const kp_call *k)
         char *rimg = has_recv ? (char *)k->rbuf + rt.true_lb : NULL;
         const char *simg = inplace ? rimg + (k->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)me * bytes)
                                    : (const char *)k->sbuf + st.true_lb;
-        rc = kp_exec_p2p(pl, simg, rimg);
+        rc = kp_exec_run(pl, simg, rimg);
     }
     if (vt && !rc)
         rc = kp_verify_end(c, k->coll, pick, vt, side, kp_now_ns() - t0);

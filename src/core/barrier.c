@@ -3,6 +3,7 @@
  * signals (no buffers); it runs on kport's private communicator.
  */
 #include "core/core.h"
+#include "exec/exec.h"
 
 int kp_barrier(MPI_Comm comm)
 {
@@ -18,5 +19,5 @@ int kp_barrier(MPI_Comm comm)
     if ((rc = kp_select_plan(c, KP_COLL_BARRIER, 0, 0, 0, &pl)))
         return rc;
     kp_set_last_algorithm(KP_COLL_BARRIER, pl);
-    return kp_exec_p2p(pl, NULL, NULL);
+    return kp_exec_run(pl, NULL, NULL);
 }

@@ -15,7 +15,7 @@
  * Which algorithms need what follows from their names: "shm_*" algorithms
  * work inside one node through shared memory and send no MPI message;
  * "smp*" algorithms use shared memory inside nodes and messages between
- * them; all others only send messages. kp_exec_p2p reports a plan that
+ * them; all others only send messages. kp_exec_run reports a plan that
  * needs more than its class promised, so a new algorithm breaking the
  * convention fails its tests instead of hanging.
  *
@@ -51,6 +51,8 @@
  * how often each part of the set-up ran and what it cost.
  */
 #include "core/core.h"
+#include "exec/onesided.h"
+#include "topo/topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,41 +66,6 @@ static kp_comm *live; /* every live state, to release at finalize */
  * collectives on one communicator; cleared when that state is freed */
 static MPI_Comm hot_comm = MPI_COMM_NULL;
 static kp_comm *hot_state;
-
-/* ---- set-up accounting ----------------------------------------------------- */
-
-static struct {
-    long count[KP_SETUP_NPARTS];
-    double secs[KP_SETUP_NPARTS];
-} acct;
-
-void kp_setup_account(int part, double seconds)
-{
-    acct.count[part]++;
-    acct.secs[part] += seconds;
-}
-
-static void print_stats(void)
-{
-    static const char *names[KP_SETUP_NPARTS] = {
-        "communicator states", "  from the pool", "  layout derived", "  layout communicated",
-        "private duplicates",  "node communicators", "segments allocated", "cma probes",
-        "calibrations",
-        "pooled at free",      "releases"};
-    const char *e = getenv("KPORT_SETUP_STATS");
-    int wrank = 0;
-    if (!e || !*e || strcmp(e, "0") == 0)
-        return;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    if (wrank != 0)
-        return;
-    fprintf(stderr, "kport: set-up on rank 0 (count, total us, us each):\n");
-    for (int i = 0; i < KP_SETUP_NPARTS; i++)
-        fprintf(stderr, "kport:   %-22s %8ld %10.1f %8.2f\n", names[i], acct.count[i], acct.secs[i] * 1e6,
-                acct.count[i] ? acct.secs[i] * 1e6 / (double)acct.count[i] : 0.0);
-    fprintf(stderr, "kport:   segments live at exit %d\n", kp_setup_live_segments());
-    fflush(stderr);
-}
 
 /* ---- the pool ------------------------------------------------------------------ */
 
@@ -318,7 +285,7 @@ static int finalize_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 {
     (void)comm; (void)kv; (void)attr; (void)extra;
     kp_release_caches();
-    print_stats();
+    kp_setup_print();
     if (keyval != MPI_KEYVAL_INVALID)
         MPI_Comm_free_keyval(&keyval);
     hooked = 0;
@@ -412,145 +379,6 @@ int kp_comm_get(MPI_Comm comm, kp_comm **out)
     kp_setup_account(KP_SETUP_STATE, MPI_Wtime() - t0);
     *out = hot_state = c;
     hot_comm = comm;
-    return KP_SUCCESS;
-}
-
-/* ---- tiers -------------------------------------------------------------------- */
-
-static int is_shm_algo(const kp_algo *a)
-{
-    return strncmp(a->name, "shm_", 4) == 0;
-}
-
-static int is_node_algo(const kp_algo *a)
-{
-    return is_shm_algo(a) || strncmp(a->name, "smp", 3) == 0;
-}
-
-static long cold_calls;
-
-void kp_set_cold_calls(long n)
-{
-    cold_calls = n > 0 ? n : 0;
-}
-
-/* the cold policy says: serve this call with MPI, set nothing up yet */
-static int cold(const kp_comm *c)
-{
-    return cold_calls > 0 && c->calls <= cold_calls && c->user != MPI_COMM_WORLD;
-}
-
-int kp_comm_ready(kp_comm *c, const kp_algo *a)
-{
-    int rc;
-    const int need_node = is_node_algo(a) && !c->node_ready;
-    const int need_dup = !is_shm_algo(a) && c->size > 1 && c->comm == MPI_COMM_NULL;
-    if (is_node_algo(a) && c->shm_refused) /* known on every rank alike */
-        return kp_error(KP_ERR_UNSUPPORTED, "%s", c->refused);
-    if ((need_node || need_dup) && cold(c))
-        return KP_COLD;
-    if (need_node && (rc = kp_topo_node(c)))
-        return rc;
-    return need_dup ? kp_comm_private(c) : KP_SUCCESS;
-}
-
-int kp_comm_private(kp_comm *c)
-{
-    if (c->comm != MPI_COMM_NULL)
-        return KP_SUCCESS;
-    const double t0 = MPI_Wtime();
-    if (MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
-        c->comm = MPI_COMM_NULL;
-        return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
-    }
-    MPI_Comm_set_name(c->comm, "kport private");
-    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-    kp_setup_account(KP_SETUP_DUP, MPI_Wtime() - t0);
-    return KP_SUCCESS;
-}
-
-int kp_comm_agree(kp_comm *c, int ok)
-{
-    int all = ok != 0;
-    if (c->size > 1 && PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, c->user) != MPI_SUCCESS)
-        all = 0; /* not reached under a fatal handler; under another, MPI is broken anyway */
-    return all;
-}
-
-void kp_comm_refusal_note(kp_comm *c, unsigned kind, const char *what)
-{
-    if (c->noted & kind)
-        return;
-    c->noted |= kind;
-    if (c->rank == 0 && kp_verbose()) {
-        fprintf(stderr, "kport: P=%d: %s\n", c->size, what);
-        fflush(stderr);
-    }
-}
-
-/* The automatic choices made on a communicator's group, most recent first:
- * the calibrated choice prices candidates with the cost model (it builds
- * every rank's schedule), too slow to repeat for every new communicator
- * that takes pooled plans (tens of microseconds against a call's one). A
- * choice depends only on the call's shape, the layout and the agreed
- * costs, all of which travel with the memo. */
-#define KP_MEMO 16
-typedef struct kp_choice_memo {
-    int n, next;
-    struct {
-        int coll, root, inplace;
-        int64_t bytes;
-        kp_choice ch;
-    } e[KP_MEMO];
-} kp_choice_memo;
-
-static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
-
-int kp_comm_select_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
-{
-    kp_choice_memo *m = c->memo;
-    for (int i = 0; m && i < m->n; i++)
-        if (m->e[i].coll == coll && m->e[i].bytes == bytes && m->e[i].root == root && m->e[i].inplace == inplace) {
-            *ch = m->e[i].ch;
-            return KP_SUCCESS;
-        }
-    int rc = choose_auto(c, coll, bytes, root, inplace, ch);
-    if (rc || !c->node_ready) /* decided without the node tier: may change once it is up */
-        return rc;
-    if (!m && !(m = c->memo = calloc(1, sizeof(*m))))
-        return KP_SUCCESS; /* no memo: decide again next time */
-    const int i = m->next;
-    m->e[i].coll = coll;
-    m->e[i].bytes = bytes;
-    m->e[i].root = root;
-    m->e[i].inplace = inplace;
-    m->e[i].ch = *ch;
-    m->next = (i + 1) % KP_MEMO;
-    if (m->n < KP_MEMO)
-        m->n++;
-    return KP_SUCCESS;
-}
-
-static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
-{
-    kp_select_auto(coll, c->shm_refused ? NULL : &c->layout, c->size, bytes, ch);
-    if (!is_node_algo(ch->algo))
-        return KP_SUCCESS;
-    if (!c->node_ready) {
-        /* the rules asked whether cross-memory attach works: probe (and
-         * calibrate), choose again */
-        if (cold(c))
-            return KP_COLD;
-        int rc = kp_topo_node(c);
-        if (rc == KP_ERR_UNSUPPORTED && c->shm_refused) { /* MPI made no segment: the rules without one */
-            kp_select_auto(coll, NULL, c->size, bytes, ch);
-            return KP_SUCCESS;
-        }
-        if (rc)
-            return rc;
-        kp_select_auto(coll, &c->layout, c->size, bytes, ch);
-    }
-    kp_calibrated_choice(c, coll, bytes, root, inplace, ch);
     return KP_SUCCESS;
 }
 

@@ -10,7 +10,7 @@
 #define KP_MODEL_MODEL_H
 
 #include "algo/algo.h"
-#include "model/params.h"
+#include "params/params.h"
 #include "timing/timing.h"
 
 typedef struct kp_model_result {

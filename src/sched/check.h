@@ -14,7 +14,7 @@
 #ifndef KP_CHECK_H
 #define KP_CHECK_H
 
-#include "algo/algo.h"
+#include "sched/sched.h"
 
 typedef struct kp_check_result {
     int ok;            /* 1: schedules are correct */
@@ -26,21 +26,12 @@ typedef struct kp_check_result {
     char msg[1024];    /* the problem found, or the refusal */
 } kp_check_result;
 
-/* Check all-gather algorithm a with parameters prm (defaults applied when 0)
- * for P ranks and `bytes` per block; inplace models MPI_IN_PLACE (the send
- * buffer aliases the rank's block of the receive buffer). */
-void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,
-                        kp_check_result *res);
-
 /* Any collective: schedules carry their shape (collective, root, bytes,
  * MPI_IN_PLACE). Barriers are checked by causality: no rank may finish
  * before a chain of messages links every rank's entry to it. */
 void kp_check_scheds(kp_sched *scheds, int P, kp_check_result *res);
-void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
-                   kp_check_result *res);
-/* The same on a node layout (NULL: every rank on its own node). */
-void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
-                      int inplace, kp_check_result *res);
+/* An algorithm's schedules, built for every rank and checked: src/algo
+ * (algo.h, kp_check_algo_on). */
 
 /* Check already-built all-gather schedules (scheds[r] is rank r's). */
 void kp_check_allgather_scheds(kp_sched *scheds, int P, int64_t bytes, int inplace,

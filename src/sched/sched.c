@@ -470,3 +470,9 @@ int kp_is_pow(int64_t x, int64_t b)
         x /= b;
     return x == 1;
 }
+
+const char *kp_coll_name(int coll)
+{
+    static const char *const n[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
+    return coll >= 0 && coll < KP_COLL_COUNT ? n[coll] : "?";
+}

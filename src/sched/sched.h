@@ -125,13 +125,13 @@ typedef struct kp_params {
     int tree;     /* hierarchical gathers: 1 = binomial tree among leaders, 2 = direct */
     int chunk_kb; /* shared-memory pipelining: chunk size in KiB */
     /* Transport of the schedule's messages, taken by every algorithm (it
-     * never changes the schedule; src/exec/rma.c): */
+     * never changes the schedule; src/exec/onesided.c): */
     int transport; /* KP_TRANSPORT_P2P (0: MPI point-to-point) or KP_TRANSPORT_RMA */
     int rails;     /* rma: windows a message above stripe_kb is striped over (0: 1) */
     int stripe_kb; /* rma: striping threshold in KiB (0: KP_STRIPE_KB_DEFAULT) */
     int rma_path;  /* rma: how data reaches the receive buffer: KP_RMA_PATH_AUTO (0: by size),
                     * _STAGING (put into staging, copied out) or _ATTACH (put straight into the
-                    * receive buffer, attached to a dynamic window); src/exec/rma.c */
+                    * receive buffer, attached to a dynamic window); src/exec/onesided.c */
 } kp_params;
 #define KP_RMA_PATH_AUTO 0
 #define KP_RMA_PATH_STAGING 1
@@ -241,5 +241,8 @@ int kp_ilog(int64_t x, int64_t b);
 int64_t kp_ipow(int64_t b, int e);
 /* is x a power of b (x = b^e, e >= 0)? */
 int kp_is_pow(int64_t x, int64_t b);
+
+/* "allgather", "barrier", "gather", "alltoall" (enum kp_coll); "?" otherwise */
+const char *kp_coll_name(int coll);
 
 #endif /* KP_SCHED_H */

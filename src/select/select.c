@@ -15,7 +15,7 @@
  * KPORT_VERBOSE=1 prints on rank 0, whenever a plan is first built, which
  * algorithm runs and why.
  */
-#include "core/core.h"
+#include "select/select.h"
 #include "select/tuning.h"
 
 #include <stdarg.h>
@@ -46,18 +46,6 @@ static struct {
 } st;
 
 static _Thread_local char last_algo[KP_COLL_COUNT][128]; /* a plan's name */
-
-int kp_env_int(const char *name, int def, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return def;
-    char *end;
-    long v = strtol(e, &end, 10);
-    if (*end || v < lo || v > hi)
-        return KP_ENV_BAD;
-    return (int)v;
-}
 
 /* an integer environment variable in 0..max: 1 read, 0 unset, -1 invalid
  * (recorded as the settings' error) */
@@ -100,21 +88,14 @@ int kp_settings_load(void)
     }
     if (env_count("KPORT_SHM_CHUNK_KB", 1000000, &x) > 0)
         st.chunk_kb = (int)x;
-    const char *v = getenv("KPORT_VERBOSE");
-    st.verbose = v && *v && strcmp(v, "0") != 0;
-    v = getenv("KPORT_CALIBRATE");
-    st.calibrate = 1;
-    if (v && *v) {
-        if (strcmp(v, "0") == 0)
-            st.calibrate = 0;
-        else if (strcmp(v, "force") == 0)
-            st.calibrate = 2;
-        else if (strcmp(v, "1") != 0 && !st.load_rc) {
-            st.load_rc = KP_ERR_PARAM;
-            snprintf(st.load_err, sizeof(st.load_err), "KPORT_CALIBRATE=\"%s\": expected 0, 1 or force", v);
-        }
+    st.verbose = kp_verbose();
+    st.calibrate = kp_calibrate_mode();
+    if (st.calibrate < 0 && !st.load_rc) {
+        st.load_rc = KP_ERR_PARAM;
+        snprintf(st.load_err, sizeof(st.load_err), "KPORT_CALIBRATE=\"%s\": expected 0, 1 or force",
+                 getenv("KPORT_CALIBRATE"));
     }
-    v = getenv("KPORT_VERIFY");
+    const char *v = getenv("KPORT_VERIFY");
     st.verify = 1;
     if (v && *v) {
         if (strcmp(v, "0") == 0)
@@ -152,16 +133,6 @@ int kp_settings_load(void)
     }
     kp_tuning_load(st.verbose); /* KPORT_TUNING_FILE: a bad file is reported and ignored, never an error here */
     return st.load_rc ? kp_error(st.load_rc, "%s", st.load_err) : KP_SUCCESS;
-}
-
-int kp_verbose(void)
-{
-    return st.verbose;
-}
-
-int kp_calibrate_mode(void)
-{
-    return st.calibrate;
 }
 
 int kp_verify_mode(void)
@@ -441,7 +412,7 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         *out = pl;
         return KP_SUCCESS;
     }
-    if ((rc = kp_comm_select_auto(c, coll, bytes, root, inplace, &ch)))
+    if ((rc = kp_select_auto_on(c, coll, bytes, root, inplace, &ch)))
         return rc;
     c->alt[coll] = ch.alt;
     c->alt_prm[coll] = ch.alt_prm;

@@ -27,8 +27,8 @@
  */
 #include "select/tuning.h"
 
-#include "core/core.h"
-#include "model/json.h"
+#include "select/select.h"
+#include "util/json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,21 +53,19 @@ static int refuse(const ctx *c, int line, int rule, const char *field, const cha
 {
     if (!c->err || c->errlen <= 0)
         return KP_ERR_PARAM;
-    int n = snprintf(c->err, (size_t)c->errlen, "%s", c->name);
-    if (line > 0 && n >= 0 && n < c->errlen)
-        n += snprintf(c->err + n, (size_t)(c->errlen - n), ", line %d", line);
-    if (n >= 0 && n < c->errlen)
-        n += snprintf(c->err + n, (size_t)(c->errlen - n), ": ");
-    if (rule > 0 && n >= 0 && n < c->errlen)
-        n += snprintf(c->err + n, (size_t)(c->errlen - n), "rule %d: ", rule);
-    if (field && n >= 0 && n < c->errlen)
-        n += snprintf(c->err + n, (size_t)(c->errlen - n), "\"%s\": ", field);
-    if (n >= 0 && n < c->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err + n, (size_t)(c->errlen - n), fmt, ap);
-        va_end(ap);
-    }
+    int n = 0;
+    kp_err_append(c->err, c->errlen, &n, "%s", c->name);
+    if (line > 0)
+        kp_err_append(c->err, c->errlen, &n, ", line %d", line);
+    kp_err_append(c->err, c->errlen, &n, ": ");
+    if (rule > 0)
+        kp_err_append(c->err, c->errlen, &n, "rule %d: ", rule);
+    if (field)
+        kp_err_append(c->err, c->errlen, &n, "\"%s\": ", field);
+    va_list ap;
+    va_start(ap, fmt);
+    kp_err_vappend(c->err, c->errlen, &n, fmt, ap);
+    va_end(ap);
     return KP_ERR_PARAM;
 }
 

@@ -48,7 +48,9 @@
  * of the model's pick and of the other candidate by a and b ns (rank r
  * uses pair r mod the number of pairs), read at every trial.
  */
-#include "core/core.h"
+#include "select/select.h"
+#include "topo/topo.h"
+#include "util/clock.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -202,7 +204,7 @@ int kp_verify_end(kp_comm *c, int coll, const kp_algo *pick, void *token, int si
         mine[0] = f[0];
         mine[1] = f[1];
     }
-    int rc = kp_comm_private(c);
+    int rc = kp_topo_private(c);
     if (rc)
         return rc;
     if (PMPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, c->comm) != MPI_SUCCESS)

@@ -16,7 +16,7 @@
 #define KP_SIM_SIM_H
 
 #include "algo/algo.h"
-#include "model/params.h"
+#include "params/params.h"
 #include "timing/timing.h"
 
 #include <stddef.h>

@@ -33,7 +33,7 @@
 #ifndef KP_TIMING_RULES_H
 #define KP_TIMING_RULES_H
 
-#include "model/params.h"
+#include "params/params.h"
 #include "sched/sched.h"
 
 #include "timing/timing.h"

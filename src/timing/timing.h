@@ -23,7 +23,7 @@
 #define KP_TIMING_TIMING_H
 
 #include "algo/algo.h"
-#include "model/params.h"
+#include "params/params.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * cost model's default): the timed version of the checker's walk
  * (src/sched/check.c). Every rank's operation stream is executed round by
  * round with a clock per rank, in the order kport's executor runs a round
- * (src/exec/p2p.c, plan.c); rules.h holds the formulas, this file their
+ * (src/exec/run.c, plan.c); rules.h holds the formulas, this file their
  * order. docs/DESIGN.md ("The cost model") is the user's account.
  *
  *  - Rounds. A round starts when the rank's previous round completed and

@@ -34,7 +34,9 @@
  * shared-memory algorithms.
  */
 #define _GNU_SOURCE
-#include "core/core.h"
+#include "topo/topo.h"
+#include "util/env.h"
+#include "util/error.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -356,6 +358,21 @@ int kp_topo_layout(kp_comm *c, int derive)
     return rc;
 }
 
+int kp_topo_private(kp_comm *c)
+{
+    if (c->comm != MPI_COMM_NULL)
+        return KP_SUCCESS;
+    const double t0 = MPI_Wtime();
+    if (MPI_Comm_dup(c->user, &c->comm) != MPI_SUCCESS) {
+        c->comm = MPI_COMM_NULL;
+        return kp_error(KP_ERR_MPI, "MPI_Comm_dup failed");
+    }
+    MPI_Comm_set_name(c->comm, "kport private");
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    kp_setup_account(KP_SETUP_DUP, MPI_Wtime() - t0);
+    return KP_SUCCESS;
+}
+
 int kp_topo_node(kp_comm *c)
 {
     if (c->node_ready)
@@ -393,6 +410,11 @@ int kp_topo_node(kp_comm *c)
     t0 = now();
     if ((rc = kp_calibrate(c, cma)))
         return rc;
+    const char *e = getenv("KPORT_CMA");
+    if (!c->layout.cma && c->layout.nnodes < c->size && !(e && strcmp(e, "0") == 0))
+        kp_comm_refusal_note(c, KP_REFUSED_CMA,
+                             "cross-memory attach (process_vm_readv) is refused on a node: the single-copy "
+                             "algorithms are left out, the two copies through the segment run instead");
     c->node_ready = 1;
     kp_setup_account(KP_SETUP_CALIBRATE, now() - t0);
     return KP_SUCCESS;

@@ -9,6 +9,7 @@
  * the clamps themselves).
  */
 #include "kport.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 
 #include <stdio.h>

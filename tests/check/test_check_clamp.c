@@ -26,6 +26,7 @@
  * value it names (compared rank by rank through kp_sched_dump).
  */
 #include "kport.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 
 #include <stdarg.h>

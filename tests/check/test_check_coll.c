@@ -17,6 +17,7 @@
  * buffer, an unsplit range running past the end of the root's buffer).
  */
 #include "kport.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 
 #include <stdarg.h>

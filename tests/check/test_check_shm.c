@@ -7,6 +7,7 @@
  * post, reuse without ordering).
  */
 #include "kport.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 
 #include <stdio.h>

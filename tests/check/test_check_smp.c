@@ -32,6 +32,7 @@
  * layout of the wrong size.
  */
 #include "kport.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 
 #include <stdarg.h>

@@ -1,6 +1,7 @@
 /* The checker must catch every kind of broken schedule it promises to:
  * hand-made bad schedules, each asserted to fail with the right message. */
 #include "kport.h"
+#include "algo/algo.h"
 #include "sched/check.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
 # rma_path=attach (every message put straight into the attached receive
 # buffer), plus test_rma's attachment-cache part. Under Open MPI the dynamic
 # windows exist only on communicators with every rank of MPI_COMM_WORLD
-# (src/exec/rma.c: osc/rdma's backing files collide between disjoint
+# (src/exec/onesided.c: osc/rdma's backing files collide between disjoint
 # communicators), so split and emulated-node cases run the fallback there.
 set(KPORT_RMA_A "transport=rma,rma_path=attach")
 set(KPORT_RMA_AS "transport=rma,rails=2,stripe_kb=1,rma_path=attach")

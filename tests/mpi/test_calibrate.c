@@ -22,6 +22,7 @@
  * M failed".
  */
 #include "core/core.h"
+#include "topo/topo.h"
 #include "kport.h"
 #include "common.h"
 

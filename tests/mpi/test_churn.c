@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "core/core.h"
+#include "topo/topo.h"
 #include "kport.h"
 #include "common.h"
 

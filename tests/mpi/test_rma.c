@@ -50,6 +50,8 @@
  */
 #define _GNU_SOURCE
 #include "core/core.h"
+#include "exec/onesided.h"
+#include "topo/topo.h"
 #include "kport.h"
 
 #include <mpi.h>

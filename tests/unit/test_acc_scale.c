@@ -1,12 +1,12 @@
 /*
- * kp_acc_scale (src/rma/rma.c), the accumulate's scaling, against the
+ * kp_acc_scale (src/strided/api.c), the accumulate's scaling, against the
  * scalar formula dst[i] = scale * src[i] computed here: every type (int,
  * long, float, double), every length 0..67 elements plus a tail of 0..7
  * stray bytes (left as they were), source and destination at every byte
  * offset 0..7 (unaligned vectors), in place and between two buffers; the
  * bytes past the end untouched. No MPI communication.
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
 #include "check.h"
 

@@ -1,12 +1,12 @@
 /*
- * kp_copy (src/core/copy.h): memcpy in 2 KiB pieces where glibc's memcpy has
+ * kp_copy (src/util/copy.h): memcpy in 2 KiB pieces where glibc's memcpy has
  * a slow path (destination 1-63 bytes past the source modulo 4096). Every
  * byte copied, none before or after the destination touched, for sizes
  * around the piece size and beyond it, at every relative offset of the
  * two buffers within 0..4160 (both sides of the slow band, and the band),
  * against a byte-by-byte reference. No MPI communication.
  */
-#include "core/copy.h"
+#include "util/copy.h"
 
 #include "check.h"
 

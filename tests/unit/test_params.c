@@ -1,8 +1,8 @@
-/* Unit tests of the machine parameter file (src/model/params.c, docs/PARAMETERS.md):
+/* Unit tests of the machine parameter file (src/params/params.c, docs/PARAMETERS.md):
  * save -> load gives back the same struct; the documented example loads; every
  * bad file is refused with KP_ERR_PARAM and a message naming the file and the field. */
 #include "kport.h"
-#include "model/params.h"
+#include "params/params.h"
 
 #include "check.h"
 

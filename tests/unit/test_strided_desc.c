@@ -1,5 +1,5 @@
 /*
- * The strided descriptor's arithmetic (src/rma/desc.c) without MPI
+ * The strided descriptor's arithmetic (src/strided/desc.c) without MPI
  * communication: for every shape of 0..3 levels with counts 0..3 (row
  * lengths 1..3) and strides of every legal padding 0..2, against a naive
  * enumeration of the chunks by nested loops:
@@ -13,7 +13,7 @@
  * block they stride over, negative strides, bad levels, NULL arrays, each
  * with its code and a message naming the argument.
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
 #include "check.h"
 

@@ -42,7 +42,7 @@
  */
 #include "fit.h"
 #include "harness.h"
-#include "model/params.h"
+#include "params/params.h"
 #include "probe.h"
 
 #include <stdlib.h>

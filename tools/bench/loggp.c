@@ -73,7 +73,7 @@
  * one rank each, the other way round, and no shared-memory costs).
  *
  * Shared memory, between rank 0 and its host peer, with the bench's own
- * copy of kport's flag protocol (tools/bench/probe.h, as src/exec/shm.c)
+ * copy of kport's flag protocol (tools/bench/probe.h, as src/topo/segment.c)
  * on an MPI_Win_allocate_shared segment; each operation timed alone, the
  * clock's own cost subtracted, samples more than 5x the median dropped (a
  * descheduled rank), the 10%-trimmed mean of the rest (medians for the

@@ -19,7 +19,7 @@
 
 #include "fit.h"
 #include "harness.h"
-#include "model/params.h"
+#include "params/params.h"
 #include "probe.h"
 
 #define LG_MAX_SIZES 32

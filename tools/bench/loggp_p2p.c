@@ -15,7 +15,7 @@
 /* ------------------------------------------------------------------------- */
 
 /* One message as kport's executor moves it (MPI_Isend / MPI_Irecv and a
- * wait: src/exec/p2p.c), or with MPI_Send / MPI_Recv (--blocking). */
+ * wait: src/exec/run.c), or with MPI_Send / MPI_Recv (--blocking). */
 
 static void send_msg(const void *buf, size_t s, int to, MPI_Comm pc)
 {

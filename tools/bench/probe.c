@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "probe.h"
+#include "util/spin.h"
 #include "fit.h"
 
 #include <sched.h>
@@ -117,15 +118,6 @@ void kb_seg_close(kb_seg *s)
     s->data = s->slots = NULL;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* kb_seg_wait; with progress != MPI_COMM_NULL a long wait also calls
  * MPI_Iprobe on it (drives MPI's progress engine) */
 static void seg_wait(const kb_seg *s, int r, uint64_t v, MPI_Comm progress)
@@ -141,7 +133,7 @@ static void seg_wait(const kb_seg *s, int r, uint64_t v, MPI_Comm progress)
         if (s->oversub || spins > 4096)
             sched_yield();
         else if (spins > 128)
-            cpu_relax();
+            kp_cpu_relax();
     }
 }
 

@@ -2,7 +2,7 @@
  * Measuring primitives shared by kport-bench loggp, fanout and concurrency:
  * a nanosecond clock and its own cost, a busy delay, which ranks share a
  * host, whether a host runs more ranks than it has cores, and a shared
- * segment with kport's flag protocol (src/exec/shm.c: one single-writer
+ * segment with kport's flag protocol (src/topo/segment.c: one single-writer
  * 64-bit flag per rank in a 128-byte slot of its own, written with release
  * and read with acquire ordering, waited for by spinning flat out, then with
  * a pause, then yielding - and yielding at once when ranks outnumber cores).

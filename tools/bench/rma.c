@@ -1,6 +1,6 @@
 /*
  * kport-bench rma: the one-sided transport's own costs (transport=rma,
- * src/exec/rma.c), measured with the same MPI calls, between ranks 0 and 1.
+ * src/exec/onesided.c), measured with the same MPI calls, between ranks 0 and 1.
  *
  *   mpirun -np P kport-bench rma [-m [MIN:]MAX] [-i N] [-x N] [-R RAILS,...]
  *                                [--flavour auto|shared|allocate] [--notify V,...] [-c] [--format json]
@@ -9,7 +9,7 @@
  * windows are made as the transport makes them: one per rail, each with
  * two 64-byte counters (arrived, consumed) and MAX bytes of staging,
  * under Open MPI MPI_Win_allocate_shared when both ranks share a node,
- * else MPI_Win_allocate (--flavour auto: as kport does, src/exec/rma.c;
+ * else MPI_Win_allocate (--flavour auto: as kport does, src/exec/onesided.c;
  * shared / allocate force one), locked with
  * MPI_Win_lock_all for the run. Every measured interval starts after an
  * MPI_Barrier on another communicator; each row is the median (and the
@@ -57,7 +57,7 @@
  * put and accl need Open MPI's shared windows (refused otherwise): MPICH
  * 4.0's windows, shared ones too, move a put only when the target calls
  * MPI, so a target polling its memory waits for ever. kport's transport uses put
- * with shared windows and acc elsewhere (src/exec/rma.c, read_ctrl).
+ * with shared windows and acc elsewhere (src/exec/onesided.c, read_ctrl).
  *
  * Unlike kport, the transport here needs no ring: one message is in flight
  * at a time, so staging is never overwritten (the credit is still

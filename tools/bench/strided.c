@@ -65,7 +65,7 @@
  * td0, td1, tdn (datatype puts of 2 and 4096 chunks of 8 B, 256 x 1 KiB),
  * and for accumulate ta0, tna, tsa (direct: 1 x 8 B, 4 x 256 KiB, 64 x 8 B),
  * tda0, tda1, tdna (datatype: 2 and 4096 x 8 B, 512 x 256 B) and tdnb
- * (256 x 8 KiB, beyond KP_RMA_KNEE), then tpg (pack get of 8 bytes), tpn,
+ * (256 x 8 KiB, beyond KP_SD_KNEE), then tpg (pack get of 8 bytes), tpn,
  * tpgn, tpc (pack put and get of 256 x 1 KiB, pack put of 4096 x 8 B),
  * after one untimed pass of the same, each timing the median of five timed
  * passes; each method's three timings fitted exactly; -o FILE merges them as the
@@ -75,8 +75,8 @@
 #include "fit.h"
 #include "harness.h"
 
-#include "model/json.h"
-#include "rma/rma.h"
+#include "util/json.h"
+#include "strided/strided.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -636,7 +636,7 @@ static void calibrate_measure(char *lbuf, char *stream, double *raw)
      * mmap threshold stands, which moves with what the process freed
      * before: 512 x 256 B gave 0.29 in the calibrations, 0.53-0.72 in
      * another program; rows of 256 B are its most frequent speed), and
-     * 256 x 8 KiB (2 MiB, beyond KP_RMA_KNEE) */
+     * 256 x 8 KiB (2 MiB, beyond KP_SD_KNEE) */
     win->loadstore = 0;
     raw[R_E1] = time_op(OP_ACC, 0, 8, 1, lbuf);
     raw[R_E2] = time_op(OP_ACC, 0, 256 << 10, 4, lbuf);
@@ -676,49 +676,49 @@ static void calibrate_fit(const double *raw, double *par)
 {
     const double MiB = 1 << 20, K = 4096;
     kb_fit_cost3((const double[]){1, 1, 64}, (const double[]){8, MiB, 512},
-                 (const double[]){raw[R_D1], raw[R_D2], raw[R_D3]}, &par[KP_RP_T0], &par[KP_RP_TS], &par[KP_RP_TN]);
-    par[KP_RP_TM] = raw[R_M1] / MiB;
-    par[KP_RP_TC] = fmax(0, (raw[R_M2] - par[KP_RP_TM] * 8 * K) / K);
-    par[KP_RP_TP] = fmax(raw[R_P1], raw[R_D1]);
+                 (const double[]){raw[R_D1], raw[R_D2], raw[R_D3]}, &par[KP_SP_T0], &par[KP_SP_TS], &par[KP_SP_TN]);
+    par[KP_SP_TM] = raw[R_M1] / MiB;
+    par[KP_SP_TC] = fmax(0, (raw[R_M2] - par[KP_SP_TM] * 8 * K) / K);
+    par[KP_SP_TP] = fmax(raw[R_P1], raw[R_D1]);
     kb_fit_cost3((const double[]){2, K, 256}, (const double[]){16, 8 * K, 256 * 1024},
-                 (const double[]){raw[R_A1], raw[R_A2], raw[R_A3]}, &par[KP_RP_TD0], &par[KP_RP_TD1],
-                 &par[KP_RP_TDN]);
+                 (const double[]){raw[R_A1], raw[R_A2], raw[R_A3]}, &par[KP_SP_TD0], &par[KP_SP_TD1],
+                 &par[KP_SP_TDN]);
     kb_fit_cost3((const double[]){1, 4, 64}, (const double[]){8, MiB, 512},
-                 (const double[]){raw[R_E1], raw[R_E2], raw[R_E3]}, &par[KP_RP_TA0], &par[KP_RP_TSA],
-                 &par[KP_RP_TNA]);
+                 (const double[]){raw[R_E1], raw[R_E2], raw[R_E3]}, &par[KP_SP_TA0], &par[KP_SP_TSA],
+                 &par[KP_SP_TNA]);
     kb_fit_cost3((const double[]){2, K, 512}, (const double[]){16, 8 * K, 128 * 1024},
-                 (const double[]){raw[R_F1], raw[R_F2], raw[R_F3]}, &par[KP_RP_TDA0], &par[KP_RP_TDA1],
-                 &par[KP_RP_TDNA]);
-    /* beyond KP_RMA_KNEE: 256 x 8 KiB, 2 MiB, less what the three above
+                 (const double[]){raw[R_F1], raw[R_F2], raw[R_F3]}, &par[KP_SP_TDA0], &par[KP_SP_TDA1],
+                 &par[KP_SP_TDNA]);
+    /* beyond KP_SD_KNEE: 256 x 8 KiB, 2 MiB, less what the three above
      * predict for it (the model without tdnb; the slot size is the pack
      * method's only) */
-    par[KP_RP_TDNB] = 0;
-    par[KP_RP_TDNB] =
-        fmax(0, (raw[R_F4] - kp_rma_cost_par(par, 1, 0, KP_M_DATATYPE, KP_RMA_ACC, 256, 2 * (int64_t)MiB)) /
-                    (2 * MiB - (double)KP_RMA_KNEE));
-    par[KP_RP_TPG] = fmax(raw[R_G1], par[KP_RP_TP]);
+    par[KP_SP_TDNB] = 0;
+    par[KP_SP_TDNB] =
+        fmax(0, (raw[R_F4] - kp_strided_cost_par(par, 1, 0, KP_M_DATATYPE, KP_SD_ACC, 256, 2 * (int64_t)MiB)) /
+                    (2 * MiB - (double)KP_SD_KNEE));
+    par[KP_SP_TPG] = fmax(raw[R_G1], par[KP_SP_TP]);
     /* per byte and per chunk from the two pack puts (a pack put of 8 B
      * rows costs MPICH 4.0's caller 2.7x tc a chunk, the local packing
      * alone), each less what the model predicts for it without those two
      * terms (its slots), solved together; the get's per byte from 256 x
      * 1 KiB with the same per-chunk cost */
     const int64_t pk = 256, pn = pk * 1024, ck = 4096, cn = ck * 8;
-    par[KP_RP_TPN] = par[KP_RP_TPGN] = par[KP_RP_TPC] = 0;
-    const double r2 = raw[R_P2] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_PUT, pk, pn),
-                 r3 = raw[R_P3] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_PUT, ck, cn);
+    par[KP_SP_TPN] = par[KP_SP_TPGN] = par[KP_SP_TPC] = 0;
+    const double r2 = raw[R_P2] - kp_strided_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_SD_PUT, pk, pn),
+                 r3 = raw[R_P3] - kp_strided_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_SD_PUT, ck, cn);
     /* r2 = tpn * pn + tpc * pk, r3 = tpn * cn + tpc * ck */
     const double det = (double)pn * (double)ck - (double)cn * (double)pk;
-    par[KP_RP_TPC] = fmax(0, ((double)pn * r3 - (double)cn * r2) / det);
-    par[KP_RP_TPN] = fmax(0, (r2 - par[KP_RP_TPC] * (double)pk) / (double)pn);
-    par[KP_RP_TPGN] =
-        fmax(0, (raw[R_G2] - kp_rma_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_RMA_GET, pk, pn)) / (double)pn);
+    par[KP_SP_TPC] = fmax(0, ((double)pn * r3 - (double)cn * r2) / det);
+    par[KP_SP_TPN] = fmax(0, (r2 - par[KP_SP_TPC] * (double)pk) / (double)pn);
+    par[KP_SP_TPGN] =
+        fmax(0, (raw[R_G2] - kp_strided_cost_par(par, win->slot_bytes, 0, KP_M_PACK, KP_SD_GET, pk, pn)) / (double)pn);
     if (win->loadstore) {
         kb_fit_cost3((const double[]){1, 1, K}, (const double[]){8, MiB, 8 * K},
-                     (const double[]){raw[R_L1], raw[R_L2], raw[R_L3]}, &par[KP_RP_TL0], &par[KP_RP_TLS],
-                     &par[KP_RP_TLN]);
+                     (const double[]){raw[R_L1], raw[R_L2], raw[R_L3]}, &par[KP_SP_TL0], &par[KP_SP_TLS],
+                     &par[KP_SP_TLN]);
         kb_fit_cost3((const double[]){1, 1, K}, (const double[]){8, MiB, 8 * K},
-                     (const double[]){raw[R_LA1], raw[R_LA2], raw[R_LA3]}, &par[KP_RP_TLA0], &par[KP_RP_TLAS],
-                     &par[KP_RP_TLAN]);
+                     (const double[]){raw[R_LA1], raw[R_LA2], raw[R_LA3]}, &par[KP_SP_TLA0], &par[KP_SP_TLAS],
+                     &par[KP_SP_TLAN]);
     }
 }
 
@@ -729,7 +729,7 @@ static int calibrate(const opts *o)
         kb_bad_usage(usage, NULL, "--calibrate needs exactly 2 ranks (got %s)", P > 2 ? "more" : "1");
     char *lbuf = malloc((size_t)WIN_BYTES), *stream = malloc((size_t)WIN_BYTES);
     memset(lbuf, 3, (size_t)WIN_BYTES);
-    double par[KP_RP_COUNT] = {0}, raw[NRAW], passes[CAL_PASSES][NRAW];
+    double par[KP_SP_COUNT] = {0}, raw[NRAW], passes[CAL_PASSES][NRAW];
     /* a whole pass untimed first: a fresh window's first operations are
      * slow (MPICH 4.0: a one-chunk put takes ~4 us for the first 25, ~2.7
      * for the next 25, 1.1 from the 50th on; Open MPI about 25 of 2x), and
@@ -754,10 +754,10 @@ static int calibrate(const opts *o)
         char rma[1024];
         int len = snprintf(rma, sizeof(rma), "{");
         /* tl0 ... tlan only where they were measured (a shared window) */
-        const int npar = win->loadstore ? KP_RP_COUNT : KP_RP_TL0;
+        const int npar = win->loadstore ? KP_SP_COUNT : KP_SP_TL0;
         for (int i = 0; i < npar; i++)
             len += snprintf(rma + len, sizeof(rma) - (size_t)len, "%s\"%s\": %.6g", i ? ", " : "",
-                            kp_rma_param_names[i], par[i]);
+                            kp_strided_param_names[i], par[i]);
         snprintf(rma + len, sizeof(rma) - (size_t)len, "}");
         printf("# strided calibration (ns, medians of %d passes):", CAL_PASSES);
         for (int i = 0; i < (win->loadstore ? NRAW : NRAW_MPI); i++)

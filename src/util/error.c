@@ -1,13 +1,10 @@
 /* Error codes, their names and the last detailed message (per thread). */
-#include "core/core.h"
+#include "util/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 static _Thread_local char last_msg[512];
-
-/* see core.h: defined away from its users on purpose */
-MPI_Status *const kp_statuses_ignore = MPI_STATUSES_IGNORE;
 
 int kp_error(int code, const char *fmt, ...)
 {
@@ -16,6 +13,22 @@ int kp_error(int code, const char *fmt, ...)
     vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
     va_end(ap);
     return code;
+}
+
+void kp_err_vappend(char *buf, int len, int *n, const char *fmt, va_list ap)
+{
+    if (!buf || *n < 0 || *n >= len)
+        return;
+    const int k = vsnprintf(buf + *n, (size_t)(len - *n), fmt, ap);
+    *n = k < 0 ? len : *n + k;
+}
+
+void kp_err_append(char *buf, int len, int *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kp_err_vappend(buf, len, n, fmt, ap);
+    va_end(ap);
 }
 
 void kp_clear_error(void)

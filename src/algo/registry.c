@@ -91,12 +91,6 @@ const kp_algo *kp_algo_at(int coll, int idx)
     return NULL;
 }
 
-const char *kp_coll_name(int coll)
-{
-    static const char *const n[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
-    return coll >= 0 && coll < KP_COLL_COUNT ? n[coll] : "?";
-}
-
 const kp_algo *kp_algo_find(int coll, const char *name)
 {
     for (int i = 0; i < NREG; i++)

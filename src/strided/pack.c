@@ -35,10 +35,10 @@
  * slots; the agent packs the requested bytes into the slot and sets ready
  * to (t+1) | REPLY; the origin reads the slot (MPI_Get), unpacks locally and
  * frees the slot itself. Gets are state machines advanced by kp_wait,
- * kp_test and every other kport call on any window (kp_rma_progress).
+ * kp_test and every other kport call on any window (kp_strided_progress).
  *
  * Every waiting loop here (a slot's turn, the fence) runs the progress of
- * every live window of the process (win.c, kp_rma_progress), not only this
+ * every live window of the process (win.c, kp_strided_progress), not only this
  * one's: the rank it waits for may itself be waiting, inside a call on
  * another window, for this rank's agent of that window.
  *
@@ -52,9 +52,10 @@
  * Flow control: at most S pieces are in any rank's pool; an origin with
  * more pieces than free slots waits for the target's agent.
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
+#include "util/env.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-static void fill_hdr(kp_win w, const kp_rma_op *op, kp_slot_hdr *h, int64_t t, int64_t off, int64_t len)
+static void fill_hdr(kp_win w, const kp_strided_op *op, kp_slot_hdr *h, int64_t t, int64_t off, int64_t len)
 {
     memset(h, 0, sizeof(*h));
     h->kind = op->kind;
@@ -96,19 +97,19 @@ static int wait_turn(kp_win w, int target, int64_t t)
         if (turn > t)
             return kp_error(KP_ERR_INTERNAL, "strided pack: slot %d at rank %d is at turn %lld past ticket %lld", s,
                             target, (long long)turn, (long long)t);
-        rc = kp_rma_progress(w);
+        rc = kp_strided_progress(w);
         if (rc)
             return rc;
-        kp_rma_idle(w, &spins);
+        kp_strided_idle(w, &spins);
     }
 }
 
-int kp_pack_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
+int kp_pack_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req)
 {
     int rc = KP_SUCCESS;
     const int T = op->target;
     const int64_t N = op->sd.total, B = w->slot_bytes;
-    if (op->kind == KP_RMA_GET) {
+    if (op->kind == KP_SD_GET) {
         req->sd = op->sd;
         req->lside = op->lside;
         req->rside = op->rside;
@@ -136,7 +137,7 @@ int kp_pack_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
         char *b = w->bounce[i & 1];
         fill_hdr(w, op, (kp_slot_hdr *)(void *)b, t, off, len);
         kp_sd_pack_range(&op->sd, &op->lside, op->lbase, off, len, b + KP_SLOT_HDR);
-        if (op->kind == KP_RMA_ACC)
+        if (op->kind == KP_SD_ACC)
             kp_acc_scale(op->acc_type, op->scale, b + KP_SLOT_HDR, b + KP_SLOT_HDR, len);
         if (i > 0) { /* piece i-1 was in flight while we packed piece i */
             w->cnt.pool_flushes++;
@@ -179,9 +180,9 @@ int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished)
             int64_t turn;
             rc = kp_pool_read(w, T, kp_ctrl_turn(s), &turn);
             if (rc == KP_SUCCESS && turn == t) {
-                kp_rma_op op;
+                kp_strided_op op;
                 memset(&op, 0, sizeof(op));
-                op.kind = KP_RMA_GET;
+                op.kind = KP_SD_GET;
                 op.sd = req->sd;
                 op.rside = req->rside;
                 op.rdisp = req->rdisp;
@@ -319,12 +320,12 @@ int kp_agent_run(kp_win w)
         if (h.ticket != t || h.levels < 0 || h.levels > KP_SD_MAXL || h.len < 0 || h.len > w->slot_bytes)
             return kp_error(KP_ERR_INTERNAL, "strided agent: slot %d holds a corrupt header (ticket %lld, expected %lld)",
                             s, (long long)h.ticket, (long long)t);
-        if (h.kind == KP_RMA_PUT) {
+        if (h.kind == KP_SD_PUT) {
             MPI_Win_sync(w->win);
             kp_sd_unpack_range(&sd, &side, w->base + h.disp, h.off, h.len, data);
             MPI_Win_sync(w->win);
             rc = kp_pool_write(w, w->rank, kp_ctrl_turn(s), t + w->nslots);
-        } else if (h.kind == KP_RMA_ACC && w->loadstore) {
+        } else if (h.kind == KP_SD_ACC && w->loadstore) {
             /* a shared window: added here under this rank's accumulate lock (win.c) */
             add_arg a = {w, data, h.off, h.disp, h.acc_type};
             kp_acc_lock(w, w->rank);
@@ -333,7 +334,7 @@ int kp_agent_run(kp_win w)
             MPI_Win_sync(w->win);
             kp_acc_unlock(w, w->rank);
             rc = kp_pool_write(w, w->rank, kp_ctrl_turn(s), t + w->nslots);
-        } else if (h.kind == KP_RMA_ACC) {
+        } else if (h.kind == KP_SD_ACC) {
             acc_arg a = {w, data, h.off, h.disp, MPI_DATATYPE_NULL, 0};
             a.etype = acc_mpi_type(h.acc_type, &a.esize);
             rc = kp_sd_runs(&sd, &side, h.off, h.len, acc_run, &a);
@@ -355,7 +356,7 @@ int kp_agent_run(kp_win w)
     return rc;
 }
 
-int kp_rma_progress_win(kp_win w)
+int kp_strided_progress_win(kp_win w)
 {
     int rc = kp_agent_run(w);
     struct kp_request_s **pp = &w->reqs;
@@ -390,10 +391,10 @@ int kp_pack_fence(kp_win w, int target)
             return rc;
         if (turn >= t + w->nslots)
             break;
-        rc = kp_rma_progress(w);
+        rc = kp_strided_progress(w);
         if (rc)
             return rc;
-        kp_rma_idle(w, &spins);
+        kp_strided_idle(w, &spins);
     }
     w->pack_pending[target] = 0;
     kp_pend_clear(w, target, KP_PD_PACK);

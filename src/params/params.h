@@ -96,6 +96,12 @@ const kp_loggp *kp_channel_piece(const kp_channel *ch, int64_t bytes);
  * save -> load gives the same struct. */
 int kp_params_load(const char *path, kp_machine *m, char *err, int errlen);
 int kp_params_save(const char *path, const kp_machine *m);
+/* The same file's optional object `key`, whose fields (all optional) are
+ * the non-negative numbers names[0..n): out[i] set for each one present
+ * (the strided API's "rma" costs, src/strided/auto.c). KP_SUCCESS, or
+ * KP_ERR_PARAM / KP_ERR_NOMEM with the reason in err. */
+int kp_params_load_costs(const char *path, const char *key, const char *const *names, int n, double *out, char *err,
+                         int errlen);
 /* Check a machine description as load does (after filling one by hand):
  * version, 1..KP_MAX_PIECES pieces of increasing max_bytes with the last
  * -1, every cost finite and >= 0, cores >= 0. KP_SUCCESS or KP_ERR_PARAM

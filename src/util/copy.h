@@ -16,7 +16,7 @@
  * 8-26x slower (rep movsb; 64 KiB: 22 us against 1.3; 8 and 16 bytes
  * past: 0.33 ns/B against 0.02, 48: 1.5x). Such copies go in pieces of
  * 2 KiB, below glibc's rep movsb threshold (2.2 us). The one-sided
- * transfers (src/rma) and every copy of a schedule (src/exec) go through
+ * transfers (src/strided) and every copy of a schedule (src/exec) go through
  * it. docs/PERFORMANCE.md, "Direct by load/store on one machine" and
  * "Session 28". */
 #define KP_COPY_PIECE 2048

@@ -51,7 +51,7 @@
  * (w->sizes), so the padding is never addressed.
  *
  * The registry. Every live kport window of the process is on one list
- * (live_head): kp_rma_progress runs the agent and the pending pack gets of
+ * (live_head): kp_strided_progress runs the agent and the pending pack gets of
  * each, from any call on any window, so a rank waiting inside a call on
  * window A (a fence, a barrier, a full pool, a get) still unpacks what
  * others wrote into its pool of window B, and two ranks each waiting on a
@@ -61,9 +61,11 @@
  * when its set-up has succeeded and leaves it in kp_win_free after the
  * final barrier (no rank can write into it any more), before it is freed.
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "util/shmspace.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -94,9 +96,9 @@ static void live_remove(kp_win w)
     w->live_prev = w->live_next = NULL;
 }
 
-int kp_rma_progress(kp_win w)
+int kp_strided_progress(kp_win w)
 {
-    int rc = kp_rma_progress_win(w);
+    int rc = kp_strided_progress_win(w);
     for (kp_win o = live_head; o; o = o->live_next) {
         if (o == w)
             continue;
@@ -104,10 +106,10 @@ int kp_rma_progress(kp_win w)
         if (o->thread_on) { /* its helper may hold it: then the helper serves it */
             if (pthread_mutex_trylock(&o->lock) != 0)
                 continue;
-            r2 = kp_rma_progress_win(o);
+            r2 = kp_strided_progress_win(o);
             pthread_mutex_unlock(&o->lock);
         } else {
-            r2 = kp_rma_progress_win(o);
+            r2 = kp_strided_progress_win(o);
         }
         if (rc == KP_SUCCESS)
             rc = r2;
@@ -303,10 +305,10 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     }
     MPI_Win_sync(w->pool);
     MPI_Barrier(w->comm);
-    kp_rma_params_default(w);
+    kp_strided_params_default(w);
     const char *pf = getenv("KPORT_PARAMS");
     if (pf && *pf)
-        rc = kp_rma_params_load(w, pf);
+        rc = kp_strided_params_load(w, pf);
     return agree(w, rc, "reading KPORT_PARAMS");
 }
 
@@ -389,6 +391,16 @@ int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
     /* a multiple of 16 (the head of this file: MPICH 4.0.2, sizes 8 mod 16) */
     const MPI_Aint alloc = bytes > 0 ? (bytes + 15) / 16 * 16 : 0;
     char why_shared[MPI_MAX_ERROR_STRING] = "", why[MPI_MAX_ERROR_STRING] = "";
+    /* room in /dev/shm for this machine's windows, agreed before MPI is
+     * asked (util/shmspace.h: MPICH 4.0.2 grants a window that does not
+     * fit and the first store into it is a SIGBUS) */
+    int room = kp_shm_space_ok((int64_t)alloc * w->nlocal), all_room = 0;
+    MPI_Allreduce(&room, &all_room, 1, MPI_INT, MPI_MIN, w->comm);
+    if (!all_room) {
+        win_release(w);
+        return kp_error(KP_ERR_UNSUPPORTED, "kp_win_create: %d windows of %lld bytes do not fit in /dev/shm", w->nlocal,
+                        (long long)bytes);
+    }
     if (shared) {
         MPI_Info info;
         MPI_Info_create(&info);
@@ -542,7 +554,7 @@ static int fence_locked(kp_win w, int target)
     for (int r = lo; r < hi && rc == KP_SUCCESS; r++) {
         rc = kp_pack_fence(w, r);
         /* blocking operations were flushed when they completed; nonblocking
-         * MPI ones are pending until a flush (rma.c) */
+         * MPI ones are pending until a flush (api.c) */
         if (rc == KP_SUCCESS && w->npend > 0 && kp_pend_overlaps(w, r, KP_PD_MPI, 0, INT64_MAX))
             rc = kp_data_flush(w, r, "kp_win_fence");
     }
@@ -557,7 +569,7 @@ int kp_win_fence(kp_win win, int target)
         return kp_error(KP_ERR_ARG, "kp_win_fence: target %d is not -1 or a rank of the window's %d", target,
                         win->P);
     kp_win_enter(win);
-    int rc = kp_rma_progress(win);
+    int rc = kp_strided_progress(win);
     if (rc == KP_SUCCESS)
         rc = fence_locked(win, target);
     kp_win_leave(win);
@@ -570,7 +582,7 @@ int kp_win_barrier(kp_win win)
         return kp_error(KP_ERR_ARG, "kp_win_barrier: win is NULL");
     kp_win_enter(win);
     MPI_Win_sync(win->win); /* the program's own stores before the barrier */
-    int rc = kp_rma_progress(win);
+    int rc = kp_strided_progress(win);
     if (rc == KP_SUCCESS)
         rc = fence_locked(win, -1);
     /* every rank's writes are unpacked once every rank has fenced; keep
@@ -582,10 +594,10 @@ int kp_win_barrier(kp_win win)
     while (!done) {
         MPI_Test(&br, &done, MPI_STATUS_IGNORE);
         if (!done) {
-            int r2 = kp_rma_progress(win);
+            int r2 = kp_strided_progress(win);
             if (rc == KP_SUCCESS)
                 rc = r2;
-            kp_rma_idle(win, &spins);
+            kp_strided_idle(win, &spins);
         }
     }
     MPI_Win_sync(win->win);
@@ -593,7 +605,7 @@ int kp_win_barrier(kp_win win)
     return rc;
 }
 
-void kp_rma_idle(kp_win w, unsigned *spins)
+void kp_strided_idle(kp_win w, unsigned *spins)
 {
     w->cnt.polls++;
     if (w->oversub) {
@@ -622,7 +634,7 @@ void kp_acc_lock(kp_win w, int r)
     w->cnt.acc_locks++;
     while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
-            kp_rma_idle(w, &spins);
+            kp_strided_idle(w, &spins);
             if ((w->cnt.polls & 63) == 0) {
                 int flag = 0;
                 MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, w->comm, &flag, MPI_STATUS_IGNORE);
@@ -661,7 +673,7 @@ int kp_win_progress(kp_win win)
     if (!win)
         return kp_error(KP_ERR_ARG, "kp_win_progress: win is NULL");
     kp_win_enter(win);
-    int rc = kp_rma_progress(win);
+    int rc = kp_strided_progress(win);
     kp_win_leave(win);
     return rc;
 }

@@ -24,9 +24,10 @@
  * accumulate, and every count[i]); otherwise KP_ERR_UNSUPPORTED (auto
  * never picks this method then).
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
+#include "util/env.h"
+#include "util/error.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -95,7 +96,7 @@ void kp_datatype_cache_free(kp_win w)
             MPI_Type_free(&w->dtc[e].type);
 }
 
-int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
+int kp_datatype_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req)
 {
     const kp_sd *sd = &op->sd;
     for (int i = 0; i <= sd->levels; i++)
@@ -104,7 +105,7 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
                             (long long)sd->count[i]);
     MPI_Datatype base = MPI_BYTE;
     int64_t n0 = sd->count[0];
-    if (op->kind == KP_RMA_ACC) {
+    if (op->kind == KP_SD_ACC) {
         base = op->etype;
         n0 /= op->esize;
     }
@@ -112,7 +113,7 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
     MPI_Datatype lt = MPI_DATATYPE_NULL, rt = MPI_DATATYPE_NULL;
     int lcount = 1;
     int rc = KP_SUCCESS;
-    if (op->kind == KP_RMA_ACC) {
+    if (op->kind == KP_SD_ACC) {
         char *tmp = NULL;
         rc = kp_acc_scaled_stream(op, &tmp);
         if (rc)
@@ -136,9 +137,9 @@ int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
     if (rc == KP_SUCCESS) {
         int e;
         w->cnt.data_ops++;
-        if (op->kind == KP_RMA_PUT)
+        if (op->kind == KP_SD_PUT)
             e = MPI_Rput(src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, w->win, &req->mreq);
-        else if (op->kind == KP_RMA_GET)
+        else if (op->kind == KP_SD_GET)
             e = MPI_Rget((void *)src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, w->win, &req->mreq);
         else if (!w->loadstore)
             e = MPI_Raccumulate(src, lcount, lt, op->target, (MPI_Aint)op->rdisp, 1, rt, MPI_SUM, w->win,

@@ -1,5 +1,5 @@
 /*
- * The node's shared segment: one MPI_Win_allocate_shared window per
+ * The node's shared segment (part of the node tier, src/topo): one MPI_Win_allocate_shared window per
  * communicator and node, created when the communicator's first shared-memory
  * plan needs it, grown (collectively on the node) when a plan needs larger
  * halves, and pooled with the communicator's other resources when the user
@@ -15,18 +15,13 @@
  * sched.h for the rules and check.c for the proof obligations.
  */
 #define _GNU_SOURCE
-#include "core/core.h"
+#include "topo/topo.h"
+#include "util/error.h"
+#include "util/shmspace.h"
 
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
-
-static int live_segments; /* allocated and not yet freed, this process */
-
-int kp_setup_live_segments(void)
-{
-    return live_segments;
-}
 
 void kp_shm_free(kp_comm *c)
 {
@@ -35,7 +30,7 @@ void kp_shm_free(kp_comm *c)
     MPI_Win_free(&c->shm.win);
     c->shm.win = MPI_WIN_NULL;
     c->shm.half = 0;
-    live_segments--;
+    kp_setup_segments(-1);
 }
 
 int kp_shm_reserve(kp_comm *c, int64_t half)
@@ -51,6 +46,16 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     const MPI_Aint total = slots + lines + 2 * (MPI_Aint)nh;
     if (c->shm.win != MPI_WIN_NULL) /* every rank of the node is here, done with the previous call */
         PMPI_Barrier(c->node);
+    /* room for it in /dev/shm, asked by the allocating rank and agreed by
+     * the node before MPI is (util/shmspace.h: neither MPI refuses a full
+     * file system cleanly) */
+    int room = c->local == 0 ? kp_shm_space_ok((int64_t)total) : 1;
+    if (c->node_size > 1)
+        PMPI_Allreduce(MPI_IN_PLACE, &room, 1, MPI_INT, MPI_MIN, c->node);
+    if (!room)
+        return kp_error(KP_ERR_UNSUPPORTED,
+                        "the node's segment of %lld bytes does not fit in /dev/shm (not enough free space)",
+                        (long long)total);
     /* the new segment before the old one goes: when MPI refuses it (a
      * full /dev/shm, no shared windows), the old one still serves the
      * plans that fit it. c->node returns errors (topo.c), so a refusal
@@ -75,7 +80,7 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     c->shm.win = win;
     MPI_Aint sz;
     int du;
-    live_segments++;
+    kp_setup_segments(+1);
     MPI_Win_shared_query(c->shm.win, 0, &sz, &du, &c->shm.base);
     if (c->local == 0) /* line flags start at 0 */
         memset(c->shm.base + slots, 0, (size_t)lines);
@@ -92,27 +97,3 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     return KP_SUCCESS;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n)
-{
-    unsigned spins = 0;
-    while (atomic_load_explicit(flag, memory_order_acquire) < target) {
-        spins++;
-        if (c->oversub || spins > 4096)
-            sched_yield(); /* more ranks than cores: let the poster run */
-        else if (spins > 128)
-            cpu_relax(); /* the first polls go flat out: pause costs ~100 cycles */
-        if (n > 0 && (spins & 31) == 0) { /* the poster may need our messages to move */
-            int done;
-            MPI_Testall(n, reqs, &done, kp_statuses_ignore);
-        }
-    }
-}

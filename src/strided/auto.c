@@ -35,8 +35,8 @@
  * accumulate lock), and scaling adds per byte; the pack method's agent
  * applies one accumulate per run at the target (k * tsa), and its pack
  * cost keeps the paper's form, n * tp + tna * N + 2 * (tm * N + tc * k).
- * A datatype accumulate pays tdnb more per byte beyond KP_RMA_KNEE
- * (rma.h). On a shared window the direct method's puts and gets are
+ * A datatype accumulate pays tdnb more per byte beyond KP_SD_KNEE
+ * (strided.h). On a shared window the direct method's puts and gets are
  * copies (tl0, tls, tln) and its accumulates adds under the target's
  * accumulate lock (tla0, tlas, tlan; the pack agent's adds per run and
  * per byte the same).
@@ -49,10 +49,11 @@
  * local: origins may pick different methods, which is safe (every method
  * keeps the same completion and atomicity rules).
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
-#include "model/json.h"
+#include "util/env.h"
+#include "util/error.h"
+#include "params/params.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,12 +62,12 @@
 
 static const char *const names[KP_M_COUNT] = {"auto", "direct", "datatype", "pack"};
 
-const char *kp_rma_method_name(int m)
+const char *kp_strided_method_name(int m)
 {
     return m >= 0 && m < KP_M_COUNT ? names[m] : "?";
 }
 
-int kp_rma_method_parse(const char *s)
+int kp_strided_method_parse(const char *s)
 {
     for (int m = 0; m < KP_M_COUNT; m++)
         if (strcmp(s, names[m]) == 0)
@@ -74,12 +75,12 @@ int kp_rma_method_parse(const char *s)
     return -1;
 }
 
-const char *const kp_rma_param_names[KP_RP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
+const char *const kp_strided_param_names[KP_SP_COUNT] = {"t0",  "ts",  "tn",  "tm",   "tc",   "tp",  "td0", "td1",
                                                       "ta0", "tsa", "tna", "tda0", "tda1", "tdn", "tdna", "tdnb",
                                                       "tpn", "tpg", "tpgn", "tpc", "tl0", "tls", "tln",
                                                       "tla0", "tlas", "tlan"};
 
-void kp_rma_params_default(kp_win w)
+void kp_strided_params_default(kp_win w)
 {
     /* kport-bench strided --calibrate, 2 ranks of the development machine
      * (2 cores), with the MPI kport was compiled against; the median of
@@ -96,86 +97,56 @@ void kp_rma_params_default(kp_win w)
      * load/store is used; tla0, tlas, tlan (the accumulate by load/store)
      * the median of five calibrations of session 26 */
 #ifdef MPICH_VERSION /* MPICH 4.0 */
-    static const double def[KP_RP_COUNT] = {
-        [KP_RP_T0] = 872,   [KP_RP_TS] = 126,  [KP_RP_TN] = 0.0503, [KP_RP_TM] = 0.0375,
-        [KP_RP_TC] = 2.66,  [KP_RP_TP] = 4708, [KP_RP_TD0] = 1650,  [KP_RP_TD1] = 2.65,
-        [KP_RP_TA0] = 981,  [KP_RP_TSA] = 282, [KP_RP_TNA] = 0.187, [KP_RP_TDA0] = 1455,
-        [KP_RP_TDA1] = 13.5, [KP_RP_TDN] = 0.864, [KP_RP_TDNA] = 0.210, [KP_RP_TDNB] = 1.24,
-        [KP_RP_TPN] = 0.0774, [KP_RP_TPG] = 6222, [KP_RP_TPGN] = 0.0700, [KP_RP_TPC] = 7.09,
-        [KP_RP_TL0] = 170,  [KP_RP_TLS] = 1.4, [KP_RP_TLN] = 0.0337,
-        [KP_RP_TLA0] = 171, [KP_RP_TLAS] = 1.51, [KP_RP_TLAN] = 0.0336,
+    static const double def[KP_SP_COUNT] = {
+        [KP_SP_T0] = 872,   [KP_SP_TS] = 126,  [KP_SP_TN] = 0.0503, [KP_SP_TM] = 0.0375,
+        [KP_SP_TC] = 2.66,  [KP_SP_TP] = 4708, [KP_SP_TD0] = 1650,  [KP_SP_TD1] = 2.65,
+        [KP_SP_TA0] = 981,  [KP_SP_TSA] = 282, [KP_SP_TNA] = 0.187, [KP_SP_TDA0] = 1455,
+        [KP_SP_TDA1] = 13.5, [KP_SP_TDN] = 0.864, [KP_SP_TDNA] = 0.210, [KP_SP_TDNB] = 1.24,
+        [KP_SP_TPN] = 0.0774, [KP_SP_TPG] = 6222, [KP_SP_TPGN] = 0.0700, [KP_SP_TPC] = 7.09,
+        [KP_SP_TL0] = 170,  [KP_SP_TLS] = 1.4, [KP_SP_TLN] = 0.0337,
+        [KP_SP_TLA0] = 171, [KP_SP_TLAS] = 1.51, [KP_SP_TLAN] = 0.0336,
     };
     /* a shared window (MPI_Win_allocate_shared; direct puts and gets by
      * load/store): the median of five calibrations of session 25 */
-    static const double shd[KP_RP_COUNT] = {
-        [KP_RP_T0] = 871,   [KP_RP_TS] = 234,  [KP_RP_TN] = 0.12,  [KP_RP_TM] = 0.0472,
-        [KP_RP_TC] = 4.27,  [KP_RP_TP] = 4390, [KP_RP_TD0] = 1470, [KP_RP_TD1] = 1.83,
-        [KP_RP_TA0] = 938,  [KP_RP_TSA] = 239, [KP_RP_TNA] = 0.549, [KP_RP_TDA0] = 1310,
-        [KP_RP_TDA1] = 14.4, [KP_RP_TDN] = 0.742, [KP_RP_TDNA] = 0.536, [KP_RP_TDNB] = 1.43,
-        [KP_RP_TPN] = 0.0799, [KP_RP_TPG] = 5810, [KP_RP_TPGN] = 0.087, [KP_RP_TPC] = 10,
-        [KP_RP_TL0] = 170,  [KP_RP_TLS] = 1.4, [KP_RP_TLN] = 0.0337,
-        [KP_RP_TLA0] = 171, [KP_RP_TLAS] = 1.51, [KP_RP_TLAN] = 0.0336,
+    static const double shd[KP_SP_COUNT] = {
+        [KP_SP_T0] = 871,   [KP_SP_TS] = 234,  [KP_SP_TN] = 0.12,  [KP_SP_TM] = 0.0472,
+        [KP_SP_TC] = 4.27,  [KP_SP_TP] = 4390, [KP_SP_TD0] = 1470, [KP_SP_TD1] = 1.83,
+        [KP_SP_TA0] = 938,  [KP_SP_TSA] = 239, [KP_SP_TNA] = 0.549, [KP_SP_TDA0] = 1310,
+        [KP_SP_TDA1] = 14.4, [KP_SP_TDN] = 0.742, [KP_SP_TDNA] = 0.536, [KP_SP_TDNB] = 1.43,
+        [KP_SP_TPN] = 0.0799, [KP_SP_TPG] = 5810, [KP_SP_TPGN] = 0.087, [KP_SP_TPC] = 10,
+        [KP_SP_TL0] = 170,  [KP_SP_TLS] = 1.4, [KP_SP_TLN] = 0.0337,
+        [KP_SP_TLA0] = 171, [KP_SP_TLAS] = 1.51, [KP_SP_TLAN] = 0.0336,
     };
 #else /* Open MPI 4.1 (osc/rdma over vader: MPI_Win_allocate, MPI_Win_create) */
-    static const double def[KP_RP_COUNT] = {
-        [KP_RP_T0] = 251,   [KP_RP_TS] = 29.6, [KP_RP_TN] = 0.036,   [KP_RP_TM] = 0.0438,
-        [KP_RP_TC] = 2.63,  [KP_RP_TP] = 991,  [KP_RP_TD0] = 357,    [KP_RP_TD1] = 2.86,
-        [KP_RP_TA0] = 321,  [KP_RP_TSA] = 69.4, [KP_RP_TNA] = 0.0545, [KP_RP_TDA0] = 547,
-        [KP_RP_TDA1] = 12.9, [KP_RP_TDN] = 0.0240, [KP_RP_TDNA] = 0.0513, [KP_RP_TDNB] = 0.0219,
-        [KP_RP_TPN] = 0.0427, [KP_RP_TPG] = 1302, [KP_RP_TPGN] = 0.0357, [KP_RP_TPC] = 6.46,
-        [KP_RP_TL0] = 160,  [KP_RP_TLS] = 1.41, [KP_RP_TLN] = 0.0276,
-        [KP_RP_TLA0] = 170, [KP_RP_TLAS] = 1.39, [KP_RP_TLAN] = 0.0365,
+    static const double def[KP_SP_COUNT] = {
+        [KP_SP_T0] = 251,   [KP_SP_TS] = 29.6, [KP_SP_TN] = 0.036,   [KP_SP_TM] = 0.0438,
+        [KP_SP_TC] = 2.63,  [KP_SP_TP] = 991,  [KP_SP_TD0] = 357,    [KP_SP_TD1] = 2.86,
+        [KP_SP_TA0] = 321,  [KP_SP_TSA] = 69.4, [KP_SP_TNA] = 0.0545, [KP_SP_TDA0] = 547,
+        [KP_SP_TDA1] = 12.9, [KP_SP_TDN] = 0.0240, [KP_SP_TDNA] = 0.0513, [KP_SP_TDNB] = 0.0219,
+        [KP_SP_TPN] = 0.0427, [KP_SP_TPG] = 1302, [KP_SP_TPGN] = 0.0357, [KP_SP_TPC] = 6.46,
+        [KP_SP_TL0] = 160,  [KP_SP_TLS] = 1.41, [KP_SP_TLN] = 0.0276,
+        [KP_SP_TLA0] = 170, [KP_SP_TLAS] = 1.39, [KP_SP_TLAN] = 0.0365,
     };
     /* a shared window: osc/sm instead of osc/rdma, direct puts and gets by
      * load/store; the median of five calibrations of session 25 */
-    static const double shd[KP_RP_COUNT] = {
-        [KP_RP_T0] = 180,   [KP_RP_TS] = 20.1, [KP_RP_TN] = 0.0283,  [KP_RP_TM] = 0.0469,
-        [KP_RP_TC] = 4.27,  [KP_RP_TP] = 912,  [KP_RP_TD0] = 207,    [KP_RP_TD1] = 2.67,
-        [KP_RP_TA0] = 239,  [KP_RP_TSA] = 35.9, [KP_RP_TNA] = 0.0514, [KP_RP_TDA0] = 318,
-        [KP_RP_TDA1] = 12.7, [KP_RP_TDN] = 0.0243, [KP_RP_TDNA] = 0.0445, [KP_RP_TDNB] = 0.0179,
-        [KP_RP_TPN] = 0.047, [KP_RP_TPG] = 1200, [KP_RP_TPGN] = 0.0394, [KP_RP_TPC] = 9.82,
-        [KP_RP_TL0] = 160,  [KP_RP_TLS] = 1.41, [KP_RP_TLN] = 0.0276,
-        [KP_RP_TLA0] = 170, [KP_RP_TLAS] = 1.39, [KP_RP_TLAN] = 0.0365,
+    static const double shd[KP_SP_COUNT] = {
+        [KP_SP_T0] = 180,   [KP_SP_TS] = 20.1, [KP_SP_TN] = 0.0283,  [KP_SP_TM] = 0.0469,
+        [KP_SP_TC] = 4.27,  [KP_SP_TP] = 912,  [KP_SP_TD0] = 207,    [KP_SP_TD1] = 2.67,
+        [KP_SP_TA0] = 239,  [KP_SP_TSA] = 35.9, [KP_SP_TNA] = 0.0514, [KP_SP_TDA0] = 318,
+        [KP_SP_TDA1] = 12.7, [KP_SP_TDN] = 0.0243, [KP_SP_TDNA] = 0.0445, [KP_SP_TDNB] = 0.0179,
+        [KP_SP_TPN] = 0.047, [KP_SP_TPG] = 1200, [KP_SP_TPGN] = 0.0394, [KP_SP_TPC] = 9.82,
+        [KP_SP_TL0] = 160,  [KP_SP_TLS] = 1.41, [KP_SP_TLN] = 0.0276,
+        [KP_SP_TLA0] = 170, [KP_SP_TLAS] = 1.39, [KP_SP_TLAN] = 0.0365,
     };
 #endif
     memcpy(w->par, w->loadstore ? shd : def, sizeof(def));
 }
 
-int kp_rma_params_load(kp_win w, const char *path)
+int kp_strided_params_load(kp_win w, const char *path)
 {
-    char *text;
-    size_t got;
-    switch (kp_json_read_file(path, 0, &text, &got)) {
-    case KP_READ_OPEN:
-        return kp_error(KP_ERR_PARAM, "%s: cannot open (KPORT_PARAMS)", path);
-    case KP_READ_IO:
-        return kp_error(KP_ERR_PARAM, "%s: cannot read (KPORT_PARAMS): %s", path, strerror(errno));
-    case KP_READ_NOMEM:
-        return kp_error(KP_ERR_NOMEM, "%s: out of memory", path);
-    }
-    char err[256];
-    kp_json *root = kp_json_parse(text, got, err, sizeof(err));
-    free(text);
-    if (!root)
-        return kp_error(KP_ERR_PARAM, "%s: malformed JSON: %s", path, err);
-    int rc = KP_SUCCESS;
-    const kp_json *rma = kp_json_get(root, "rma");
-    if (rma) { /* optional; every field in it optional */
-        if (rma->type != KP_JSON_OBJECT)
-            rc = kp_error(KP_ERR_PARAM, "%s: rma: %s, expected an object", path, kp_json_type_name(rma->type));
-        for (int i = 0; rc == KP_SUCCESS && i < KP_RP_COUNT; i++) {
-            const kp_json *v = kp_json_get(rma, kp_rma_param_names[i]);
-            if (!v)
-                continue;
-            if (v->type != KP_JSON_NUMBER || !(v->number >= 0) || v->number > 1e12)
-                rc = kp_error(KP_ERR_PARAM, "%s: rma.%s: expected a non-negative number", path,
-                              kp_rma_param_names[i]);
-            else
-                w->par[i] = v->number;
-        }
-    }
-    kp_json_free(root);
-    return rc;
+    char err[512];
+    const int rc = kp_params_load_costs(path, "rma", kp_strided_param_names, KP_SP_COUNT, w->par, err, sizeof(err));
+    return rc ? kp_error(rc, "%s", err) : KP_SUCCESS;
 }
 
 static int forced = -1; /* -1: not read yet */
@@ -186,59 +157,59 @@ int kp_strided_set_method(const char *name)
         forced = -1;
         return KP_SUCCESS;
     }
-    int m = kp_rma_method_parse(name);
+    int m = kp_strided_method_parse(name);
     if (m < 0)
         return kp_error(KP_ERR_PARAM, "kp_strided_set_method: \"%s\" is not direct, datatype, pack or auto", name);
     forced = m;
     return KP_SUCCESS;
 }
 
-int kp_rma_forced(void)
+int kp_strided_forced(void)
 {
     static int env = -2; /* KPORT_STRIDED_METHOD, read once (-1: invalid) */
     if (forced >= 0)
         return forced;
     if (env == -2) {
         const char *e = getenv("KPORT_STRIDED_METHOD");
-        env = (e && *e) ? kp_rma_method_parse(e) : KP_M_AUTO;
+        env = (e && *e) ? kp_strided_method_parse(e) : KP_M_AUTO;
     }
     return env;
 }
 
-double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
+double kp_strided_cost(kp_win w, int m, int kind, int64_t k, int64_t N)
 {
-    return kp_rma_cost_par(w->par, w->slot_bytes, w->loadstore, m, kind, k, N);
+    return kp_strided_cost_par(w->par, w->slot_bytes, w->loadstore, m, kind, k, N);
 }
 
-double kp_rma_cost_par(const double *p, int64_t slot_bytes, int loadstore, int m, int kind, int64_t k, int64_t N)
+double kp_strided_cost_par(const double *p, int64_t slot_bytes, int loadstore, int m, int kind, int64_t k, int64_t N)
 {
     const double K = (double)k, B = (double)N;
     const double n = (double)((N + slot_bytes - 1) / slot_bytes);
-    const double beyond = N > KP_RMA_KNEE ? (double)(N - KP_RMA_KNEE) : 0;
-    const int acc = kind == KP_RMA_ACC;
-    const double tn = acc ? (loadstore ? p[KP_RP_TLAN] : p[KP_RP_TNA]) : p[KP_RP_TN];
+    const double beyond = N > KP_SD_KNEE ? (double)(N - KP_SD_KNEE) : 0;
+    const int acc = kind == KP_SD_ACC;
+    const double tn = acc ? (loadstore ? p[KP_SP_TLAN] : p[KP_SP_TNA]) : p[KP_SP_TN];
     switch (m) {
     case KP_M_DIRECT:
         if (loadstore)
-            return acc ? p[KP_RP_TLA0] + (K - 1) * p[KP_RP_TLAS] + tn * B
-                       : p[KP_RP_TL0] + (K - 1) * p[KP_RP_TLS] + p[KP_RP_TLN] * B;
-        return acc ? p[KP_RP_TA0] + (K - 1) * p[KP_RP_TSA] + tn * B : p[KP_RP_T0] + (K - 1) * p[KP_RP_TS] + tn * B;
+            return acc ? p[KP_SP_TLA0] + (K - 1) * p[KP_SP_TLAS] + tn * B
+                       : p[KP_SP_TL0] + (K - 1) * p[KP_SP_TLS] + p[KP_SP_TLN] * B;
+        return acc ? p[KP_SP_TA0] + (K - 1) * p[KP_SP_TSA] + tn * B : p[KP_SP_T0] + (K - 1) * p[KP_SP_TS] + tn * B;
     case KP_M_DATATYPE:
-        return acc ? p[KP_RP_TDA0] + (K - 1) * p[KP_RP_TDA1] + p[KP_RP_TDNA] * B + p[KP_RP_TDNB] * beyond
-                   : p[KP_RP_TD0] + (K - 1) * p[KP_RP_TD1] + p[KP_RP_TDN] * B;
+        return acc ? p[KP_SP_TDA0] + (K - 1) * p[KP_SP_TDA1] + p[KP_SP_TDNA] * B + p[KP_SP_TDNB] * beyond
+                   : p[KP_SP_TD0] + (K - 1) * p[KP_SP_TD1] + p[KP_SP_TDN] * B;
     default:
-        if (kind == KP_RMA_PUT)
-            return n * p[KP_RP_TP] + p[KP_RP_TPN] * B + p[KP_RP_TPC] * K;
-        if (kind == KP_RMA_GET)
-            return n * p[KP_RP_TPG] + p[KP_RP_TPGN] * B + p[KP_RP_TPC] * K;
+        if (kind == KP_SD_PUT)
+            return n * p[KP_SP_TP] + p[KP_SP_TPN] * B + p[KP_SP_TPC] * K;
+        if (kind == KP_SD_GET)
+            return n * p[KP_SP_TPG] + p[KP_SP_TPGN] * B + p[KP_SP_TPC] * K;
         /* the agent's accumulate per run: an MPI_Accumulate, or (shared
          * window) a row added by load/store */
-        return n * p[KP_RP_TP] + tn * B + 2.0 * (p[KP_RP_TM] * B + p[KP_RP_TC] * K) +
-               K * (loadstore ? p[KP_RP_TLAS] : p[KP_RP_TSA]);
+        return n * p[KP_SP_TP] + tn * B + 2.0 * (p[KP_SP_TM] * B + p[KP_SP_TC] * K) +
+               K * (loadstore ? p[KP_SP_TLAS] : p[KP_SP_TSA]);
     }
 }
 
-int kp_rma_choose(kp_win w, const kp_rma_op *op)
+int kp_strided_choose(kp_win w, const kp_strided_op *op)
 {
     int64_t k = op->sd.nchunks, N = op->sd.total;
     if (k <= 1)
@@ -254,18 +225,18 @@ int kp_rma_choose(kp_win w, const kp_rma_op *op)
             if (w->memo[e].k == k && w->memo[e].N == N && w->memo[e].kind == op->kind)
                 return w->memo[e].method;
     int best = KP_M_DIRECT;
-    double bc = kp_rma_cost(w, KP_M_DIRECT, op->kind, k, N);
+    double bc = kp_strided_cost(w, KP_M_DIRECT, op->kind, k, N);
     for (int m = KP_M_DATATYPE; m <= KP_M_PACK; m++) {
         if (m == KP_M_DATATYPE && !fits)
             continue;
-        double c = kp_rma_cost(w, m, op->kind, k, N);
+        double c = kp_strided_cost(w, m, op->kind, k, N);
         if (c < bc) {
             bc = c;
             best = m;
         }
     }
     if (fits) {
-        struct kp_rma_memo *e = &w->memo[w->memo_next++ % 4];
+        struct kp_strided_memo *e = &w->memo[w->memo_next++ % 4];
         e->k = k;
         e->N = N;
         e->kind = op->kind;

@@ -2,7 +2,7 @@
  * A small JSON reader: recursive descent over the text, one kp_json per
  * value. See json.h.
  */
-#include "model/json.h"
+#include "util/json.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -6,10 +6,11 @@
  *   "params.json: shm.copy_in.per_byte: missing"
  *   "params.json: malformed JSON: line 12, column 5: expected ',' or '}' after an object member"
  */
-#include "model/params.h"
+#include "params/params.h"
 
 #include "kport.h"
-#include "model/json.h"
+#include "util/error.h"
+#include "util/json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,16 +34,15 @@ static int refuse(const ctx *c, const char *field, const char *fmt, ...)
     if (!c->err || c->errlen <= 0)
         return KP_ERR_PARAM;
     int n = 0;
+    c->err[0] = '\0';
     if (c->file)
-        n = snprintf(c->err, (size_t)c->errlen, "%s: ", c->file);
-    if (n >= 0 && n < c->errlen && field)
-        n += snprintf(c->err + n, (size_t)(c->errlen - n), "%s: ", field);
-    if (n >= 0 && n < c->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err + n, (size_t)(c->errlen - n), fmt, ap);
-        va_end(ap);
-    }
+        kp_err_append(c->err, c->errlen, &n, "%s: ", c->file);
+    if (field)
+        kp_err_append(c->err, c->errlen, &n, "%s: ", field);
+    va_list ap;
+    va_start(ap, fmt);
+    kp_err_vappend(c->err, c->errlen, &n, fmt, ap);
+    va_end(ap);
     return KP_ERR_PARAM;
 }
 
@@ -594,4 +594,52 @@ int kp_params_save(const char *path, const kp_machine *m)
     else
         bad |= fclose(f) != 0;
     return bad ? KP_ERR_ARG : KP_SUCCESS;
+}
+
+int kp_params_load_costs(const char *path, const char *key, const char *const *names, int n, double *out, char *err,
+                         int errlen)
+{
+    char *text;
+    size_t got;
+    int k = 0;
+    err[0] = '\0';
+    switch (kp_json_read_file(path, 0, &text, &got)) {
+    case KP_READ_OPEN:
+        kp_err_append(err, errlen, &k, "%s: cannot open (KPORT_PARAMS)", path);
+        return KP_ERR_PARAM;
+    case KP_READ_IO:
+        kp_err_append(err, errlen, &k, "%s: cannot read (KPORT_PARAMS): %s", path, strerror(errno));
+        return KP_ERR_PARAM;
+    case KP_READ_NOMEM:
+        kp_err_append(err, errlen, &k, "%s: out of memory", path);
+        return KP_ERR_NOMEM;
+    }
+    char jerr[256];
+    kp_json *root = kp_json_parse(text, got, jerr, sizeof(jerr));
+    free(text);
+    if (!root) {
+        kp_err_append(err, errlen, &k, "%s: malformed JSON: %s", path, jerr);
+        return KP_ERR_PARAM;
+    }
+    int rc = KP_SUCCESS;
+    const kp_json *obj = kp_json_get(root, key);
+    if (obj) { /* optional; every field in it optional */
+        if (obj->type != KP_JSON_OBJECT) {
+            kp_err_append(err, errlen, &k, "%s: %s: %s, expected an object", path, key, kp_json_type_name(obj->type));
+            rc = KP_ERR_PARAM;
+        }
+        for (int i = 0; rc == KP_SUCCESS && i < n; i++) {
+            const kp_json *v = kp_json_get(obj, names[i]);
+            if (!v)
+                continue;
+            if (v->type != KP_JSON_NUMBER || !(v->number >= 0) || v->number > 1e12) {
+                kp_err_append(err, errlen, &k, "%s: %s.%s: expected a non-negative number", path, key, names[i]);
+                rc = KP_ERR_PARAM;
+            } else {
+                out[i] = v->number;
+            }
+        }
+    }
+    kp_json_free(root);
+    return rc;
 }

@@ -12,13 +12,13 @@
  *   datatype.c  method "datatype": one MPI operation with derived datatypes
  *   pack.c      method "pack": bounce buffers, slot pool, progress agent
  *   auto.c      the cost model and the method choice, the "rma" parameters
- *   rma.c       entry points: validation, issue order (pending operations
+ *   api.c       entry points: validation, issue order (pending operations
  *               a later conflicting one waits for), requests, kp_wait / kp_test
  */
-#ifndef KP_RMA_H
-#define KP_RMA_H
+#ifndef KP_STRIDED_INT_H
+#define KP_STRIDED_INT_H
 
-#include "core/copy.h"
+#include "util/copy.h"
 #include "kport.h"
 
 #include <mpi.h>
@@ -62,47 +62,47 @@ int kp_sd_runs(const kp_sd *sd, const kp_sd_side *side, int64_t off, int64_t len
                int (*fn)(int64_t where, int64_t soff, int64_t n, void *arg), void *arg);
 
 /* ---- the cost model's parameters (auto.c; "rma" in the parameter file) ---- */
-enum kp_rma_param {
-    KP_RP_T0,   /* ns: a direct put/get's fixed cost (validation, flush) */
-    KP_RP_TS,   /* ns per put/get operation (chunk) */
-    KP_RP_TN,   /* ns per byte put or got */
-    KP_RP_TM,   /* ns per byte copied (pack, unpack) */
-    KP_RP_TC,   /* ns per chunk copied */
-    KP_RP_TP,   /* ns per pack-method slot (its protocol) */
-    KP_RP_TD0,  /* ns: a datatype put/get's fixed cost */
-    KP_RP_TD1,  /* ns per chunk the datatype walks */
-    KP_RP_TA0,  /* ns: a direct accumulate's fixed cost */
-    KP_RP_TSA,  /* ns per accumulate operation (chunk) */
-    KP_RP_TNA,  /* ns per byte accumulated (scaling included) */
-    KP_RP_TDA0, /* ns: a datatype accumulate's fixed cost */
-    KP_RP_TDA1, /* ns per chunk a datatype accumulate walks */
-    KP_RP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 17x tn) */
-    KP_RP_TDNA, /* ns per byte a datatype accumulate moves */
-    KP_RP_TDNB, /* ns per byte a datatype accumulate moves beyond KP_RMA_KNEE */
-    KP_RP_TPN,  /* ns per byte of a pack-method put, as its caller waits for it */
-    KP_RP_TPG,  /* ns per pack-method get slot (request, reply, its protocol) */
-    KP_RP_TPGN, /* ns per byte of a pack-method get */
-    KP_RP_TPC,  /* ns per chunk of a pack-method put or get, as its caller waits for it */
-    KP_RP_TL0,  /* ns: a direct put/get's fixed cost by load/store (shared windows) */
-    KP_RP_TLS,  /* ns per further chunk copied by load/store */
-    KP_RP_TLN,  /* ns per byte copied by load/store */
-    KP_RP_TLA0, /* ns: a direct accumulate's fixed cost by load/store (lock, syncs) */
-    KP_RP_TLAS, /* ns per further chunk accumulated by load/store */
-    KP_RP_TLAN, /* ns per byte accumulated by load/store (scaling included) */
-    KP_RP_COUNT
+enum kp_strided_param {
+    KP_SP_T0,   /* ns: a direct put/get's fixed cost (validation, flush) */
+    KP_SP_TS,   /* ns per put/get operation (chunk) */
+    KP_SP_TN,   /* ns per byte put or got */
+    KP_SP_TM,   /* ns per byte copied (pack, unpack) */
+    KP_SP_TC,   /* ns per chunk copied */
+    KP_SP_TP,   /* ns per pack-method slot (its protocol) */
+    KP_SP_TD0,  /* ns: a datatype put/get's fixed cost */
+    KP_SP_TD1,  /* ns per chunk the datatype walks */
+    KP_SP_TA0,  /* ns: a direct accumulate's fixed cost */
+    KP_SP_TSA,  /* ns per accumulate operation (chunk) */
+    KP_SP_TNA,  /* ns per byte accumulated (scaling included) */
+    KP_SP_TDA0, /* ns: a datatype accumulate's fixed cost */
+    KP_SP_TDA1, /* ns per chunk a datatype accumulate walks */
+    KP_SP_TDN,  /* ns per byte a datatype put/get moves (MPICH packs it: 17x tn) */
+    KP_SP_TDNA, /* ns per byte a datatype accumulate moves */
+    KP_SP_TDNB, /* ns per byte a datatype accumulate moves beyond KP_SD_KNEE */
+    KP_SP_TPN,  /* ns per byte of a pack-method put, as its caller waits for it */
+    KP_SP_TPG,  /* ns per pack-method get slot (request, reply, its protocol) */
+    KP_SP_TPGN, /* ns per byte of a pack-method get */
+    KP_SP_TPC,  /* ns per chunk of a pack-method put or get, as its caller waits for it */
+    KP_SP_TL0,  /* ns: a direct put/get's fixed cost by load/store (shared windows) */
+    KP_SP_TLS,  /* ns per further chunk copied by load/store */
+    KP_SP_TLN,  /* ns per byte copied by load/store */
+    KP_SP_TLA0, /* ns: a direct accumulate's fixed cost by load/store (lock, syncs) */
+    KP_SP_TLAS, /* ns per further chunk accumulated by load/store */
+    KP_SP_TLAN, /* ns per byte accumulated by load/store (scaling included) */
+    KP_SP_COUNT
 };
-extern const char *const kp_rma_param_names[KP_RP_COUNT];
+extern const char *const kp_strided_param_names[KP_SP_COUNT];
 /* bytes beyond which a datatype accumulate pays tdnb more per byte: MPICH
  * 4.0 ran rows of 4 KiB at 0.28 ns/B up to 512 KiB and at 0.65-1.0 from
  * 1 MiB (2.6 with two origins); its temporary buffers come from mmap and
  * are faulted in per call (with glibc's MALLOC_MMAP_THRESHOLD_ at 1 GiB,
  * 1 MiB ran 2.5x faster) */
-#define KP_RMA_KNEE ((int64_t)1 << 20)
+#define KP_SD_KNEE ((int64_t)1 << 20)
 
 /* ---- windows (win.c) ---------------------------------------------------- */
 
-enum kp_rma_kind { KP_RMA_PUT = 0, KP_RMA_GET = 1, KP_RMA_ACC = 2 };
-enum kp_rma_method { KP_M_AUTO = 0, KP_M_DIRECT = 1, KP_M_DATATYPE = 2, KP_M_PACK = 3, KP_M_COUNT };
+enum kp_strided_kind { KP_SD_PUT = 0, KP_SD_GET = 1, KP_SD_ACC = 2 };
+enum kp_strided_method { KP_M_AUTO = 0, KP_M_DIRECT = 1, KP_M_DATATYPE = 2, KP_M_PACK = 3, KP_M_COUNT };
 
 /* The header of a pool slot: the descriptor that travels with the data. */
 typedef struct kp_slot_hdr {
@@ -117,7 +117,7 @@ typedef struct kp_slot_hdr {
 #define KP_DT_CACHE 16  /* committed datatypes kept per window */
 
 /* One pending operation of this rank whose effect at its target is not yet
- * ordered with what this rank issues next (rma.c, "issue order"): a class
+ * ordered with what this rank issues next (api.c, "issue order"): a class
  * (KP_PD_*), the target and the bytes [lo, hi) of its window it may touch. */
 enum kp_pend_class {
     KP_PD_MPI_PUT = 1, /* nonblocking direct / datatype put: MPI operation not yet flushed */
@@ -168,12 +168,12 @@ struct kp_win_s {
     pthread_t thread;
     int thread_on, thread_stop;
     struct kp_request_s *reqs; /* pending pack gets (progressed together) */
-    kp_pend *pend;             /* pending operations not yet ordered (rma.c), npend of cap */
+    kp_pend *pend;             /* pending operations not yet ordered (api.c), npend of cap */
     int npend, pend_cap;
     struct kp_win_s *live_prev, *live_next; /* the process's live windows (win.c) */
-    /* cost model parameters used by auto (auto.c, enum kp_rma_param) */
-    double par[KP_RP_COUNT];
-    struct kp_rma_memo { /* auto's recent choices: (kind, chunks, bytes) -> method */
+    /* cost model parameters used by auto (auto.c, enum kp_strided_param) */
+    double par[KP_SP_COUNT];
+    struct kp_strided_memo { /* auto's recent choices: (kind, chunks, bytes) -> method */
         int64_t k, N;
         int kind, method;
     } memo[4];
@@ -195,7 +195,7 @@ struct kp_win_s {
 
 /* One round of a waiting loop that found nothing: counted; gives the CPU
  * away when the machine is oversubscribed, else pauses. */
-void kp_rma_idle(kp_win w, unsigned *spins);
+void kp_strided_idle(kp_win w, unsigned *spins);
 
 /* The accumulate lock of rank r (a shared window only): spins (making MPI
  * progress, yielding when oversubscribed) until this rank holds it. Held
@@ -223,14 +223,14 @@ int kp_pool_fadd(kp_win w, int r, MPI_Aint disp, int64_t add, int64_t *old);
 int kp_agent_run(kp_win w);
 /* Everything this rank can do on one window without waiting: its agent and
  * its pending pack gets (pack.c). The window is entered. */
-int kp_rma_progress_win(kp_win w);
+int kp_strided_progress_win(kp_win w);
 /* The same for every live window of the process (win.c): w's (entered by
  * the caller), then every other one whose helper thread does not hold its
  * mutex (taken with trylock: the only mutex a call waits for is its own
  * window's, so no two threads wait for each other's). Every strided call,
  * wait, test, fence, barrier and progress call and every waiting loop runs
  * this, so a rank inside a call on one window serves its others. */
-int kp_rma_progress(kp_win w);
+int kp_strided_progress(kp_win w);
 void kp_win_enter(kp_win w);
 void kp_win_leave(kp_win w);
 
@@ -253,8 +253,8 @@ struct kp_request_s {
     struct kp_request_s *next;
 };
 
-typedef struct kp_rma_op {     /* one validated call */
-    int kind;              /* enum kp_rma_kind */
+typedef struct kp_strided_op {     /* one validated call */
+    int kind;              /* enum kp_strided_kind */
     int acc_type;          /* enum kp_acc_type */
     MPI_Datatype etype;    /* the element type (acc) */
     int esize;
@@ -264,16 +264,16 @@ typedef struct kp_rma_op {     /* one validated call */
     kp_sd sd;
     kp_sd_side lside, rside;
     int target;
-} kp_rma_op;
+} kp_strided_op;
 
 /* Each method: start the operation; *req gets what completion needs. */
-int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req);
-int kp_datatype_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req);
-int kp_pack_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req);
+int kp_direct_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req);
+int kp_datatype_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req);
+int kp_pack_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req);
 /* pack gets: one non-waiting step (1 when finished) */
 int kp_pack_get_step(kp_win w, struct kp_request_s *req, int *finished);
 /* scaled copy of the source section as a packed stream (acc), malloc'd */
-int kp_acc_scaled_stream(const kp_rma_op *op, char **out);
+int kp_acc_scaled_stream(const kp_strided_op *op, char **out);
 /* dst[i] = scale * src[i] for n bytes of elements of type t */
 void kp_acc_scale(int type, const void *scale, const char *src, char *dst, int64_t n);
 /* dst[i] += scale * src[i] over `rows` rows of n bytes, strides ds and ss
@@ -285,7 +285,7 @@ void kp_datatype_cache_free(kp_win w);
 /* fence to target when pack writes from this rank are still unprocessed there */
 int kp_pack_fence(kp_win w, int target);
 
-/* ---- issue order (rma.c) -------------------------------------------------- */
+/* ---- issue order (api.c) -------------------------------------------------- */
 /* Pending operations of this rank to target of the classes in mask that
  * touch bytes [lo, hi) of its window: nonzero if any. */
 int kp_pend_overlaps(const kp_win w, int target, int mask, int64_t lo, int64_t hi);
@@ -298,18 +298,18 @@ void kp_pend_clear(kp_win w, int target, int mask);
 int kp_data_flush(kp_win w, int target, const char *who);
 
 /* ---- the choice (auto.c) ------------------------------------------------- */
-void kp_rma_params_default(kp_win w);
-int kp_rma_params_load(kp_win w, const char *path);
-int kp_rma_choose(kp_win w, const kp_rma_op *op);
-const char *kp_rma_method_name(int m);
+void kp_strided_params_default(kp_win w);
+int kp_strided_params_load(kp_win w, const char *path);
+int kp_strided_choose(kp_win w, const kp_strided_op *op);
+const char *kp_strided_method_name(int m);
 /* the model's time (ns) of method m for k chunks, N bytes */
-double kp_rma_cost(kp_win w, int m, int kind, int64_t k, int64_t N);
-/* the same from a parameter array (KP_RP_COUNT), a slot size in bytes and
+double kp_strided_cost(kp_win w, int m, int kind, int64_t k, int64_t N);
+/* the same from a parameter array (KP_SP_COUNT), a slot size in bytes and
  * whether direct puts and gets copy by load/store (tl0, tls, tln) */
-double kp_rma_cost_par(const double *par, int64_t slot_bytes, int loadstore, int m, int kind, int64_t k,
+double kp_strided_cost_par(const double *par, int64_t slot_bytes, int loadstore, int m, int kind, int64_t k,
                        int64_t N);
-int kp_rma_method_parse(const char *s);
+int kp_strided_method_parse(const char *s);
 /* the forced method (kp_strided_set_method / KPORT_STRIDED_METHOD) or KP_M_AUTO */
-int kp_rma_forced(void);
+int kp_strided_forced(void);
 
 #endif

@@ -42,9 +42,10 @@
  * one (target, class) are kept, more merge into their bounding range
  * (conservative: it may flush where no byte conflicts, never the reverse).
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
+#include "util/env.h"
+#include "util/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,7 +180,7 @@ static int scale_is_one(int type, const void *scale)
 }
 
 typedef struct scale_arg {
-    const kp_rma_op *op;
+    const kp_strided_op *op;
     char *stream;
 } scale_arg;
 
@@ -190,7 +191,7 @@ static int scale_run(int64_t where, int64_t soff, int64_t n, void *a)
     return 0;
 }
 
-int kp_acc_scaled_stream(const kp_rma_op *op, char **out)
+int kp_acc_scaled_stream(const kp_strided_op *op, char **out)
 {
     *out = NULL;
     if (scale_is_one(op->acc_type, op->scale))
@@ -210,7 +211,7 @@ int kp_acc_scaled_stream(const kp_rma_op *op, char **out)
     return KP_SUCCESS;
 }
 
-static int validate(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, const MPI_Aint lstride[],
+static int validate(kp_strided_op *op, const char *fn, kp_win win, const void *lbase, const MPI_Aint lstride[],
                     MPI_Aint rdisp, const MPI_Aint rstride[], const MPI_Aint count[], int levels, int target)
 {
     if (!win)
@@ -236,7 +237,7 @@ static int validate(kp_rma_op *op, const char *fn, kp_win win, const void *lbase
                         (long long)win->sizes[target]);
     op->lbase = (char *)lbase;
     op->rdisp = rdisp;
-    if (op->kind == KP_RMA_ACC) {
+    if (op->kind == KP_SD_ACC) {
         switch (op->acc_type) {
         case KP_ACC_INT: op->etype = MPI_INT; op->esize = (int)sizeof(int); break;
         case KP_ACC_LONG: op->etype = MPI_LONG; op->esize = (int)sizeof(long); break;
@@ -328,20 +329,20 @@ int kp_data_flush(kp_win w, int target, const char *who)
 
 /* the earlier operations of this rank to op's target that op conflicts
  * with have taken effect (the table at the head of this file) */
-static int order_before(kp_win w, const kp_rma_op *op, int m, const char *fn)
+static int order_before(kp_win w, const kp_strided_op *op, int m, const char *fn)
 {
     const int T = op->target, k = op->kind;
     const int64_t lo = op->rdisp, hi = op->rdisp + op->rside.extent;
     int rc = KP_SUCCESS;
     if (w->npend > 0) {
-        const int mpi = KP_PD_MPI_PUT | (k != KP_RMA_ACC ? KP_PD_MPI_ACC : 0) | (k != KP_RMA_GET ? KP_PD_MPI_GET : 0);
+        const int mpi = KP_PD_MPI_PUT | (k != KP_SD_ACC ? KP_PD_MPI_ACC : 0) | (k != KP_SD_GET ? KP_PD_MPI_GET : 0);
         if (kp_pend_overlaps(w, T, mpi, lo, hi))
             rc = kp_data_flush(w, T, fn);
-        const int pack = KP_PD_PACK_PUT | (k != KP_RMA_ACC ? KP_PD_PACK_ACC : 0);
+        const int pack = KP_PD_PACK_PUT | (k != KP_SD_ACC ? KP_PD_PACK_ACC : 0);
         if (rc == KP_SUCCESS && m != KP_M_PACK && kp_pend_overlaps(w, T, pack, lo, hi))
             rc = kp_pack_fence(w, T);
     }
-    if (m == KP_M_PACK || k == KP_RMA_GET)
+    if (m == KP_M_PACK || k == KP_SD_GET)
         return rc;
     /* pending pack gets of these bytes: served before this write lands */
     for (;;) {
@@ -352,9 +353,9 @@ static int order_before(kp_win w, const kp_rma_op *op, int m, const char *fn)
             return rc;
         unsigned spins = 0;
         while (rc == KP_SUCCESS && !g->done) {
-            rc = kp_rma_progress(w);
+            rc = kp_strided_progress(w);
             if (rc == KP_SUCCESS && !g->done)
-                kp_rma_idle(w, &spins);
+                kp_strided_idle(w, &spins);
         }
     }
 }
@@ -390,7 +391,7 @@ static int complete(struct kp_request_s *r, int test, int *done)
             if (MPI_Test(&r->mreq, &f, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                 return kp_error(KP_ERR_MPI, "kp_test: MPI_Test failed");
             if (!f)
-                return kp_rma_progress(w);
+                return kp_strided_progress(w);
         } else if (MPI_Wait(&r->mreq, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             return kp_error(KP_ERR_MPI, "kp_wait: MPI_Wait failed");
         }
@@ -408,10 +409,10 @@ static int complete(struct kp_request_s *r, int test, int *done)
     default: { /* pack */
         unsigned spins = 0;
         while (rc == KP_SUCCESS && !r->done) {
-            rc = kp_rma_progress(w);
+            rc = kp_strided_progress(w);
             if (test || r->done)
                 break;
-            kp_rma_idle(w, &spins);
+            kp_strided_idle(w, &spins);
         }
         *done = r->done;
         break;
@@ -420,7 +421,7 @@ static int complete(struct kp_request_s *r, int test, int *done)
     return rc;
 }
 
-static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, const MPI_Aint lstride[],
+static int start(kp_strided_op *op, const char *fn, kp_win win, const void *lbase, const MPI_Aint lstride[],
                  MPI_Aint rdisp, const MPI_Aint rstride[], const MPI_Aint count[], int levels, int target,
                  kp_request *reqp)
 {
@@ -429,20 +430,20 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
     int rc = validate(op, fn, win, lbase, lstride, rdisp, rstride, count, levels, target);
     if (rc)
         return rc;
-    int m = kp_rma_forced();
+    int m = kp_strided_forced();
     if (m < 0)
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_METHOD=\"%s\" is not direct, datatype, pack or auto",
                         getenv("KPORT_STRIDED_METHOD"));
     kp_win_enter(win);
     win->cnt.calls++;
-    rc = kp_rma_progress(win);
+    rc = kp_strided_progress(win);
     if (rc || op->sd.total == 0) {
         kp_win_leave(win);
         return rc;
     }
     if (m == KP_M_AUTO)
-        m = kp_rma_choose(win, op);
-    last_method = kp_rma_method_name(m);
+        m = kp_strided_choose(win, op);
+    last_method = kp_strided_method_name(m);
     rc = order_before(win, op, m, fn);
     /* a blocking call's request lives on the stack */
     struct kp_request_s local, *r = &local;
@@ -471,12 +472,12 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
     if (rc == KP_SUCCESS) { /* what may still be overtaken (the head of this file) */
         const int64_t lo = op->rdisp, hi = op->rdisp + op->rside.extent;
         const int kind = op->kind;
-        if (m == KP_M_PACK && kind != KP_RMA_GET)
-            rc = pend_add(win, target, kind == KP_RMA_PUT ? KP_PD_PACK_PUT : KP_PD_PACK_ACC, lo, hi);
+        if (m == KP_M_PACK && kind != KP_SD_GET)
+            rc = pend_add(win, target, kind == KP_SD_PUT ? KP_PD_PACK_PUT : KP_PD_PACK_ACC, lo, hi);
         else if (m != KP_M_PACK && !r->copied && reqp)
             rc = pend_add(win, target,
-                          kind == KP_RMA_PUT   ? KP_PD_MPI_PUT
-                          : kind == KP_RMA_GET ? KP_PD_MPI_GET
+                          kind == KP_SD_PUT   ? KP_PD_MPI_PUT
+                          : kind == KP_SD_GET ? KP_PD_MPI_GET
                                                : KP_PD_MPI_ACC,
                           lo, hi);
     }
@@ -496,14 +497,14 @@ static int start(kp_rma_op *op, const char *fn, kp_win win, const void *lbase, c
 }
 
 #define PUT_INIT(k)                                                                                                  \
-    kp_rma_op op;                                                                                                        \
+    kp_strided_op op;                                                                                                        \
     memset(&op, 0, sizeof(op));                                                                                      \
     op.kind = (k)
 
 int kp_put_strided(const void *src, const MPI_Aint src_stride[], MPI_Aint dst_disp, const MPI_Aint dst_stride[],
                    const MPI_Aint count[], int levels, int target, kp_win win)
 {
-    PUT_INIT(KP_RMA_PUT);
+    PUT_INIT(KP_SD_PUT);
     return start(&op, "kp_put_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, NULL);
 }
 
@@ -512,14 +513,14 @@ int kp_iput_strided(const void *src, const MPI_Aint src_stride[], MPI_Aint dst_d
 {
     if (!req)
         return kp_error(KP_ERR_ARG, "kp_iput_strided: req is NULL");
-    PUT_INIT(KP_RMA_PUT);
+    PUT_INIT(KP_SD_PUT);
     return start(&op, "kp_iput_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, req);
 }
 
 int kp_get_strided(void *dst, const MPI_Aint dst_stride[], MPI_Aint src_disp, const MPI_Aint src_stride[],
                    const MPI_Aint count[], int levels, int target, kp_win win)
 {
-    PUT_INIT(KP_RMA_GET);
+    PUT_INIT(KP_SD_GET);
     return start(&op, "kp_get_strided", win, dst, dst_stride, src_disp, src_stride, count, levels, target, NULL);
 }
 
@@ -528,7 +529,7 @@ int kp_iget_strided(void *dst, const MPI_Aint dst_stride[], MPI_Aint src_disp, c
 {
     if (!req)
         return kp_error(KP_ERR_ARG, "kp_iget_strided: req is NULL");
-    PUT_INIT(KP_RMA_GET);
+    PUT_INIT(KP_SD_GET);
     return start(&op, "kp_iget_strided", win, dst, dst_stride, src_disp, src_stride, count, levels, target, req);
 }
 
@@ -536,7 +537,7 @@ int kp_acc_strided(enum kp_acc_type type, const void *scale, const void *src, co
                    MPI_Aint dst_disp, const MPI_Aint dst_stride[], const MPI_Aint count[], int levels, int target,
                    kp_win win)
 {
-    PUT_INIT(KP_RMA_ACC);
+    PUT_INIT(KP_SD_ACC);
     op.acc_type = (int)type;
     op.scale = scale;
     return start(&op, "kp_acc_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, NULL);
@@ -548,7 +549,7 @@ int kp_iacc_strided(enum kp_acc_type type, const void *scale, const void *src, c
 {
     if (!req)
         return kp_error(KP_ERR_ARG, "kp_iacc_strided: req is NULL");
-    PUT_INIT(KP_RMA_ACC);
+    PUT_INIT(KP_SD_ACC);
     op.acc_type = (int)type;
     op.scale = scale;
     return start(&op, "kp_iacc_strided", win, src, src_stride, dst_disp, dst_stride, count, levels, target, req);

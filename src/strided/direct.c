@@ -31,9 +31,10 @@
  * temporary buffer that lives until completion (what ARMCI-MPI does too).
  * Chunks above 1 GiB are split (MPI counts are ints).
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
+#include "util/env.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@
 
 /* the odometer over both sides' offsets, from level `from` up: the next
  * chunk (from = 1) or the next row of chunks (from = 2) */
-static inline void next_chunk(const kp_rma_op *op, int from, int64_t *idx, int64_t *loff, int64_t *roff)
+static inline void next_chunk(const kp_strided_op *op, int from, int64_t *idx, int64_t *loff, int64_t *roff)
 {
     for (int i = from; i <= op->sd.levels; i++) {
         if (++idx[i] < op->sd.count[i]) {
@@ -118,15 +119,15 @@ static void copy_rows(char *d, const char *s, int64_t c0, int64_t rows, int64_t 
  * itself its source may overlap the target region, and is then packed
  * first, so that every element adds the source as it was when the call
  * started. */
-static int shm_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
+static int shm_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req)
 {
     const kp_sd *sd = &op->sd;
-    const int acc = op->kind == KP_RMA_ACC, put = op->kind == KP_RMA_PUT;
+    const int acc = op->kind == KP_SD_ACC, put = op->kind == KP_SD_PUT;
     const int self = op->target == w->rank;
     char *const rbase = w->peer[op->target] + op->rdisp;
     char *lbase = op->lbase, *packed = NULL;
     /* this origin's earlier operations to the target that touch these bytes
-     * have taken effect: rma.c ordered them before this start */
+     * have taken effect: api.c ordered them before this start */
     const int64_t c0 = sd->count[0], rows = sd->levels > 0 ? sd->count[1] : 1;
     int64_t ls1 = sd->levels > 0 ? op->lside.stride[0] : 0;
     const int64_t rs1 = sd->levels > 0 ? op->rside.stride[0] : 0;
@@ -163,7 +164,7 @@ static int shm_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
     return KP_SUCCESS;
 }
 
-int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
+int kp_direct_start(kp_win w, const kp_strided_op *op, struct kp_request_s *req)
 {
     if (w->loadstore)
         return shm_start(w, op, req);
@@ -171,7 +172,7 @@ int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
     const int T = op->target;
     const char *src = op->lbase;
     int lcontig = 0; /* origin data as a packed stream (scaled accumulate) */
-    if (op->kind == KP_RMA_ACC) {
+    if (op->kind == KP_SD_ACC) {
         char *tmp = NULL;
         int rc = kp_acc_scaled_stream(op, &tmp);
         if (rc)
@@ -192,9 +193,9 @@ int kp_direct_start(kp_win w, const kp_rma_op *op, struct kp_request_s *req)
             int64_t part = c0 - done > PART ? PART : c0 - done;
             int e;
             w->cnt.data_ops++;
-            if (op->kind == KP_RMA_PUT)
+            if (op->kind == KP_SD_PUT)
                 e = MPI_Put(lp + done, (int)part, MPI_BYTE, T, rd + done, (int)part, MPI_BYTE, w->win);
-            else if (op->kind == KP_RMA_GET)
+            else if (op->kind == KP_SD_GET)
                 e = MPI_Get((char *)lp + done, (int)part, MPI_BYTE, T, rd + done, (int)part, MPI_BYTE, w->win);
             else
                 e = MPI_Accumulate(lp + done, (int)(part / op->esize), op->etype, T, rd + done,

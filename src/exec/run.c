@@ -1,5 +1,7 @@
 /*
- * The executor: MPI point-to-point plus the node's shared memory.
+ * The executor: runs a plan's schedule (MPI point-to-point messages, the
+ * node's shared memory, single-copy peer reads and writes, the one-sided
+ * transport).
  *
  * Walks the schedule round by round. In each round it first publishes the
  * round's posts (they announce that all earlier rounds are complete), posts
@@ -12,15 +14,20 @@
  * MPI messages of at most 2^30 bytes.
  *
  * With transport=rma the same walk hands the round's sends and receives to
- * the one-sided transport (rma.c) instead: they are started where the
+ * the one-sided transport (onesided.c) instead: they are started where the
  * point-to-point messages would be posted, progressed while waiting for
  * flags, and completed where MPI_Waitall would be.
  */
 #define _GNU_SOURCE
-#include "core/copy.h"
-#include "core/core.h"
+#include "exec/exec.h"
+#include "exec/onesided.h"
+#include "topo/topo.h"
+#include "util/copy.h"
+#include "util/error.h"
+#include "util/spin.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -66,7 +73,7 @@ static int peer_copy(kp_comm *c, int peer, char *mine, const kp_region *theirs, 
 }
 
 /* The resources a plan needs were brought up, collectively, when it was
- * built (kp_comm_ready); a plan that needs more than its algorithm's class
+ * built (kp_plan_ready); a plan that needs more than its algorithm's class
  * promised is a bug, reported rather than left to hang. A one-rank
  * communicator has nobody to agree with: it brings them up here. */
 static int resources(kp_plan *pl, kp_comm *c)
@@ -76,13 +83,13 @@ static int resources(kp_plan *pl, kp_comm *c)
                         pl->name);
     if ((pl->uses_flags || pl->uses_segment) && !c->node_ready && c->size > 1)
         return kp_error(KP_ERR_INTERNAL, "%s uses shared memory, but its node tier is not set up", pl->name);
-    int rc = pl->maxreq > 0 ? kp_comm_private(c) : KP_SUCCESS;
+    int rc = pl->maxreq > 0 ? kp_topo_private(c) : KP_SUCCESS;
     if (!rc && (pl->uses_flags || pl->uses_segment))
         rc = kp_topo_node(c);
     return rc;
 }
 
-int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
+int kp_exec_run(kp_plan *pl, const void *sbuf, void *rbuf)
 {
     const kp_sched *s = &pl->sched;
     kp_comm *c = pl->owner;
@@ -187,4 +194,20 @@ int kp_exec_p2p(kp_plan *pl, const void *sbuf, void *rbuf)
             return rc;
     }
     return KP_SUCCESS;
+}
+
+void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(flag, memory_order_acquire) < target) {
+        spins++;
+        if (c->oversub || spins > 4096)
+            sched_yield(); /* more ranks than cores: let the poster run */
+        else if (spins > 128)
+            kp_cpu_relax(); /* the first polls go flat out: pause costs ~100 cycles */
+        if (n > 0 && (spins & 31) == 0) { /* the poster may need our messages to move */
+            int done;
+            MPI_Testall(n, reqs, &done, kp_statuses_ignore);
+        }
+    }
 }

@@ -6,7 +6,10 @@
  * allocates nothing. A builder's refusal is cached too, so a forced
  * algorithm that cannot apply is not rebuilt on every call.
  */
-#include "core/core.h"
+#include "plan/plan.h"
+#include "exec/onesided.h"
+#include "topo/topo.h"
+#include "util/error.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -31,10 +34,33 @@ void kp_plan_free(kp_plan *pl)
     free(pl);
 }
 
-/* shared-memory algorithms: shm_* and smp* (comm.c's classes) */
-static int is_node_plan(const kp_algo *a)
+/* ---- what a plan needs, brought up when it is built ---- */
+
+static long cold_calls;
+
+void kp_set_cold_calls(long n)
 {
-    return strncmp(a->name, "shm_", 4) == 0 || strncmp(a->name, "smp", 3) == 0;
+    cold_calls = n > 0 ? n : 0;
+}
+
+/* the cold policy says: serve this call with MPI, set nothing up yet */
+int kp_plan_cold(const kp_comm *c)
+{
+    return cold_calls > 0 && c->calls <= cold_calls && c->user != MPI_COMM_WORLD;
+}
+
+int kp_plan_ready(kp_comm *c, const kp_algo *a)
+{
+    int rc;
+    const int need_node = kp_algo_is_node(a) && !c->node_ready;
+    const int need_dup = !kp_algo_is_shm(a) && c->size > 1 && c->comm == MPI_COMM_NULL;
+    if (kp_algo_is_node(a) && c->shm_refused) /* known on every rank alike */
+        return kp_error(KP_ERR_UNSUPPORTED, "%s", c->refused);
+    if ((need_node || need_dup) && kp_plan_cold(c))
+        return KP_COLD;
+    if (need_node && (rc = kp_topo_node(c)))
+        return rc;
+    return need_dup ? kp_topo_private(c) : KP_SUCCESS;
 }
 
 /* a plan MPI cannot serve: cached as refused (code, kp_last_error's text) */
@@ -130,7 +156,7 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     kp_algo_format_on(a, prm, &c->layout, c->size, pl->name, sizeof(pl->name));
     /* what the algorithm needs on this communicator (collective: every rank
      * builds the same algorithm's plan in the same call) */
-    int rc = kp_comm_ready(c, a);
+    int rc = kp_plan_ready(c, a);
     /* the one-sided transport's windows (collective: every rank builds
      * this plan in this call, and c->comm exists alike everywhere) */
     if (!rc && prm->transport == KP_TRANSPORT_RMA && c->size > 1 && c->comm != MPI_COMM_NULL)
@@ -160,7 +186,7 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     const unsigned use = kp_sched_shm_use(&pl->sched);
     pl->uses_flags = (use & KP_USES_FLAGS) != 0;
     pl->uses_segment = (use & KP_USES_SEGMENT) != 0;
-    if (is_node_plan(a) && c->node_ready && c->size > 1 &&
+    if (kp_algo_is_node(a) && c->node_ready && c->size > 1 &&
         (rc = segment(c, pl, pl->uses_flags || pl->uses_segment)) != KP_SUCCESS) {
         kp_sched_free(&pl->sched);
         if (rc == KP_ERR_UNSUPPORTED)

@@ -16,9 +16,10 @@
  * Pure: no MPI calls (MPI_Aint is only the API's integer type), tested
  * exhaustively by tests/unit/test_strided_desc.c.
  */
-#include "rma/rma.h"
+#include "strided/strided.h"
 
-#include "core/core.h"
+#include "util/env.h"
+#include "util/error.h"
 
 #include <string.h>
 
