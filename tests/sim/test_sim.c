@@ -8,31 +8,18 @@
  */
 #include "kport.h"
 #include "sim/sim.h"
+#include "../unit/check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                                                                \
-    do {                                                                                                           \
-        if (cond)                                                                                                  \
-            passed++;                                                                                              \
-        else {                                                                                                     \
-            failed++;                                                                                              \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                              \
-        }                                                                                                          \
-    } while (0)
+/* a time within 1e-6 relative of the expected one, both named in a failure */
 #define CHECK_NS(got, want)                                                                                        \
     do {                                                                                                           \
         double g_ = (got), w_ = (want);                                                                            \
-        if (fabs(g_ - w_) <= 1e-6 * (fabs(w_) + 1))                                                                \
-            passed++;                                                                                              \
-        else {                                                                                                     \
-            failed++;                                                                                              \
-            fprintf(stderr, "%s:%d: %s = %.6f, expected %s = %.6f\n", __FILE__, __LINE__, #got, g_, #want, w_);    \
-        }                                                                                                          \
+        CHECK(fabs(g_ - w_) <= 1e-6 * (fabs(w_) + 1), "%s = %.6f, expected %s = %.6f", #got, g_, #want, w_);  \
     } while (0)
 
 /* a configuration with LogGOPSim-style parameters */
@@ -90,11 +77,11 @@ static void test_exchange(void)
         CHECK_NS(r.rank_ns[0], want);
         CHECK_NS(r.rank_ns[1], want);
         CHECK_NS(r.max_ns, 329076);
-        CHECK(r.messages == 2 && r.msg_bytes == 2 * 65536 && r.rendezvous == (rdv ? 2 : 0));
-        CHECK(r.copies == 2 && r.copy_bytes == 2 * 65536);
+        CHECK_THAT(r.messages == 2 && r.msg_bytes == 2 * 65536 && r.rendezvous == (rdv ? 2 : 0));
+        CHECK_THAT(r.copies == 2 && r.copy_bytes == 2 * 65536);
         /* the critical path's parts sum to its length */
-        CHECK(fabs(cp_sum(&r) - r.max_ns) < 1.0);
-        CHECK(r.cp[KP_SIM_COPY] == s && r.cp[KP_SIM_OVERHEAD] == 2 * o);
+        CHECK_THAT(fabs(cp_sum(&r) - r.max_ns) < 1.0);
+        CHECK_THAT(r.cp[KP_SIM_COPY] == s && r.cp[KP_SIM_OVERHEAD] == 2 * o);
         kp_sim_result_free(&r);
     }
 }
@@ -110,7 +97,7 @@ static void test_rendezvous(void)
         /* root: receive posted at 0, copy 0..1000, message at o + L = 2300 */
         CHECK_NS(r.rank_ns[0], o + L + o + (s - 1) * G); /* 3599 */
         CHECK_NS(r.rank_ns[1], rdv ? o + L : o);          /* rendezvous: matched at 2300 */
-        CHECK(r.rendezvous == rdv);
+        CHECK_THAT(r.rendezvous == rdv);
         kp_sim_result_free(&r);
     }
 }
@@ -131,14 +118,14 @@ static void test_ring3(void)
     for (int p = 0; p < 3; p++)
         CHECK_NS(r.rank_ns[p], h1 + o + (s - 1) * G); /* 5596 */
     CHECK_NS(r.max_ns, 5596);
-    CHECK(r.cp_messages == 2);
+    CHECK_THAT(r.cp_messages == 2);
     /* the chain: rank 1's block travels 1 -> 2 -> 0 (rank 0 completes last by its number) */
-    CHECK(r.slowest_rank == 0 && r.nchain == 4);
+    CHECK_THAT(r.slowest_rank == 0 && r.nchain == 4);
     if (r.nchain == 4) {
-        CHECK(r.chain[0].kind == KP_SIM_HOP_SEND && r.chain[0].rank == 1 && r.chain[0].peer == 2 && r.chain[0].t == 0);
-        CHECK(r.chain[1].kind == KP_SIM_HOP_TAKE && r.chain[1].rank == 2 && r.chain[1].t == h0);
-        CHECK(r.chain[2].kind == KP_SIM_HOP_SEND && r.chain[2].rank == 2 && r.chain[2].peer == 0 && r.chain[2].t == t1);
-        CHECK(r.chain[3].kind == KP_SIM_HOP_TAKE && r.chain[3].rank == 0 && r.chain[3].len == 100 &&
+        CHECK_THAT(r.chain[0].kind == KP_SIM_HOP_SEND && r.chain[0].rank == 1 && r.chain[0].peer == 2 && r.chain[0].t == 0);
+        CHECK_THAT(r.chain[1].kind == KP_SIM_HOP_TAKE && r.chain[1].rank == 2 && r.chain[1].t == h0);
+        CHECK_THAT(r.chain[2].kind == KP_SIM_HOP_SEND && r.chain[2].rank == 2 && r.chain[2].peer == 0 && r.chain[2].t == t1);
+        CHECK_THAT(r.chain[3].kind == KP_SIM_HOP_TAKE && r.chain[3].rank == 0 && r.chain[3].len == 100 &&
               r.chain[3].t == h1);
     }
     kp_sim_result_free(&r);
@@ -157,7 +144,7 @@ static void test_barrier_gap(void)
         const double want = fmax(round0, g) + o + L + o; /* 5200, 5600 */
         for (int p = 0; p < 4; p++)
             CHECK_NS(r.rank_ns[p], want);
-        CHECK(r.messages == 8 && r.msg_bytes == 0);
+        CHECK_THAT(r.messages == 8 && r.msg_bytes == 0);
         CHECK_NS(r.cp[KP_SIM_GAP], big ? g : 0);
         kp_sim_result_free(&r);
         /* LogGOPSim's unsigned s - 1 for s = 0: -G on the receive's CPU (O = 0) */
@@ -186,7 +173,7 @@ static void test_copy(void)
     kp_sim_config c = cfg(KP_COLL_ALLGATHER, "ring", 1, 1000, 2000, 300, 500, 1, 0, 65536);
     kp_sim_result r = run(&c);
     CHECK_NS(r.max_ns, 1000);
-    CHECK(r.copies == 1 && r.messages == 0);
+    CHECK_THAT(r.copies == 1 && r.messages == 0);
     kp_sim_result_free(&r);
     c.m.memcpy_ = (kp_linear){.fixed = 10, .per_byte = 0.5};
     r = run(&c);
@@ -195,7 +182,7 @@ static void test_copy(void)
     c.inplace = 1;
     r = run(&c);
     CHECK_NS(r.max_ns, 0);
-    CHECK(r.copies == 0);
+    CHECK_THAT(r.copies == 0);
     kp_sim_result_free(&r);
     /* kport's call cost starts every clock (P = 1: no entry skew) */
     c.inplace = 0;
@@ -267,7 +254,7 @@ static void test_flags(void)
     c.node_size = 4;
     kp_sim_result r = run(&c);
     CHECK_NS(r.max_ns, 0); /* flags free without a parameter file */
-    CHECK(r.posts == 4 && r.waits == 12);
+    CHECK_THAT(r.posts == 4 && r.waits == 12);
     kp_sim_result_free(&r);
     c.m.flag.fixed = 90;
     r = run(&c);
@@ -328,9 +315,9 @@ static void test_determinism(void)
         c.node_size = cs[i].node;
         c.m.flag.fixed = 90;
         kp_sim_result a = run(&c), b = run(&c);
-        CHECK(a.events == b.events && a.pops == b.pops && a.slowest_rank == b.slowest_rank);
-        CHECK(memcmp(a.rank_ns, b.rank_ns, (size_t)c.P * sizeof(double)) == 0);
-        CHECK(a.max_ns > 0);
+        CHECK_THAT(a.events == b.events && a.pops == b.pops && a.slowest_rank == b.slowest_rank);
+        CHECK_THAT(memcmp(a.rank_ns, b.rank_ns, (size_t)c.P * sizeof(double)) == 0);
+        CHECK_THAT(a.max_ns > 0);
         kp_sim_result_free(&a);
         kp_sim_result_free(&b);
     }
@@ -409,7 +396,7 @@ static void test_measured_exchange(void)
             CHECK_NS(r.rank_ns[q], cs[i].want);
         CHECK_NS(cp_sum(&r), r.max_ns);
         if (i == 0) /* the path: o_s 400, the copy 17.5, the exchange's rest 250 (XG*s = 50 of it per byte) */
-            CHECK(r.cp[KP_SIM_OVERHEAD] == 600 && r.cp[KP_SIM_BYTES] == 50 && r.cp[KP_SIM_COPY] == 17.5);
+            CHECK_THAT(r.cp[KP_SIM_OVERHEAD] == 600 && r.cp[KP_SIM_BYTES] == 50 && r.cp[KP_SIM_COPY] == 17.5);
         kp_sim_result_free(&r);
     }
     static const struct {
@@ -425,7 +412,7 @@ static void test_measured_exchange(void)
         kp_sim_result r = run(&c);
         CHECK_NS(r.rank_ns[0], gx[i].want);
         CHECK_NS(r.rank_ns[1], gx[i].want);
-        CHECK(r.rendezvous == (gx[i].eager == 50 ? 2 : 0));
+        CHECK_THAT(r.rendezvous == (gx[i].eager == 50 ? 2 : 0));
         CHECK_NS(cp_sum(&r), r.max_ns);
         kp_sim_result_free(&r);
     }
@@ -510,9 +497,9 @@ static void test_refusal(void)
 {
     kp_sim_config c = cfg(KP_COLL_ALLGATHER, "concurrent_exchange:C=3", 4, 8, 2000, 300, 500, 1, 0, 1024);
     kp_sim_result r;
-    CHECK(kp_sim_run(&c, &r) == KP_SUCCESS && r.refused && r.msg[0] && !r.rank_ns);
+    CHECK_THAT(kp_sim_run(&c, &r) == KP_SUCCESS && r.refused && r.msg[0] && !r.rank_ns);
     c.P = 0;
-    CHECK(kp_sim_run(&c, &r) == KP_ERR_PARAM && r.msg[0]);
+    CHECK_THAT(kp_sim_run(&c, &r) == KP_ERR_PARAM && r.msg[0]);
 }
 
 /* the O(P) block layout is kp_layout_init's */
@@ -524,13 +511,13 @@ static void test_layout(void)
             int *ids = malloc((size_t)P * sizeof(int));
             for (int r = 0; r < P; r++)
                 ids[r] = r / n;
-            CHECK(kp_layout_init(&a, P, ids, 1) == 0 && kp_sim_block_layout(&b, P, n) == 0);
+            CHECK_THAT(kp_layout_init(&a, P, ids, 1) == 0 && kp_sim_block_layout(&b, P, n) == 0);
             int same = a.P == b.P && a.nnodes == b.nnodes && a.cma == b.cma;
             for (int r = 0; same && r < P; r++)
                 same = a.node_of[r] == b.node_of[r] && a.local[r] == b.local[r] && a.node_ranks[r] == b.node_ranks[r];
             for (int k = 0; same && k <= a.nnodes; k++)
                 same = a.node_start[k] == b.node_start[k];
-            CHECK(same);
+            CHECK_THAT(same);
             kp_layout_free(&a);
             kp_layout_free(&b);
             free(ids);
@@ -554,6 +541,6 @@ int main(void)
     test_measured_exchange();
     test_refusal();
     test_layout();
-    printf("test_sim: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    printf("test_sim: %ld passed, %ld failed\n", checks - fails, fails);
+    return fails != 0;
 }
