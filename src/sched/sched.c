@@ -280,7 +280,8 @@ static int cmp_pair(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
+/* a layout's arrays for P ranks (node_start zeroed); -1 when out of memory */
+static int layout_alloc(kp_layout *L, int P, int cma)
 {
     memset(L, 0, sizeof(*L));
     L->P = P;
@@ -293,6 +294,31 @@ int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
         kp_layout_free(L);
         return -1;
     }
+    return 0;
+}
+
+int kp_layout_block(kp_layout *L, int P, int n, int cma)
+{
+    if (n < 1)
+        n = 1;
+    if (layout_alloc(L, P, cma))
+        return -1;
+    const int nn = (P + n - 1) / n;
+    L->nnodes = nn;
+    for (int r = 0; r < P; r++) {
+        L->node_of[r] = r / n;
+        L->local[r] = r % n;
+        L->node_ranks[r] = r;
+    }
+    for (int k = 0; k <= nn; k++)
+        L->node_start[k] = k * n < P ? k * n : P;
+    return 0;
+}
+
+int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma)
+{
+    if (layout_alloc(L, P, cma))
+        return -1;
     /* number nodes in order of their lowest rank: group equal ids by
      * sorting (id, rank) pairs, O(P log P) (a scan of the earlier ranks per
      * rank is quadratic: minutes at a million ranks) */

@@ -102,6 +102,9 @@ typedef struct kp_layout {
 /* Build a layout from node ids (any integers; equal id = same node).
  * Returns 0, or -1 when out of memory. */
 int kp_layout_init(kp_layout *L, int P, const int *node_id, int cma);
+/* The same for blocks of n consecutive ranks per node (the last possibly
+ * smaller), in O(P) without sorting ids (kport-sim's millions of ranks). */
+int kp_layout_block(kp_layout *L, int P, int n, int cma);
 void kp_layout_free(kp_layout *L);
 static inline int kp_layout_node_size(const kp_layout *L, int node)
 {

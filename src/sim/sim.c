@@ -20,29 +20,7 @@
 
 int kp_sim_block_layout(kp_layout *L, int P, int n)
 {
-    memset(L, 0, sizeof *L);
-    if (n < 1)
-        n = 1;
-    const int nn = (P + n - 1) / n;
-    L->P = P;
-    L->cma = 1;
-    L->nnodes = nn;
-    L->node_of = malloc((size_t)P * sizeof(int));
-    L->local = malloc((size_t)P * sizeof(int));
-    L->node_start = calloc((size_t)P + 2, sizeof(int));
-    L->node_ranks = malloc((size_t)P * sizeof(int));
-    if (!L->node_of || !L->local || !L->node_start || !L->node_ranks) {
-        kp_layout_free(L);
-        return -1;
-    }
-    for (int r = 0; r < P; r++) {
-        L->node_of[r] = r / n;
-        L->local[r] = r % n;
-        L->node_ranks[r] = r;
-    }
-    for (int k = 0; k <= nn; k++)
-        L->node_start[k] = k * n < P ? k * n : P;
-    return 0;
+    return kp_layout_block(L, P, n, 1);
 }
 
 /* ---- building the streams, rank by rank ----------------------------------------- */
