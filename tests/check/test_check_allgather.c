@@ -11,6 +11,7 @@
 #include "kport.h"
 #include "algo/algo.h"
 #include "sched/check.h"
+#include "sweep.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +57,7 @@ int main(void)
         for (int j = 0; j < n; j++) {
             char name[64];
             kp_algo_format(a, &list[j], name, sizeof(name));
-            for (int P = 1; P <= 64; P++) {
+            for (int P = 1; P <= sweep_pmax(); P++) {
                 int want = expected(a->name, P, &list[j]);
                 for (int b = 0; b < 4; b++)
                     for (int ip = 0; ip < 2; ip++) {

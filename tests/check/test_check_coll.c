@@ -19,6 +19,7 @@
 #include "kport.h"
 #include "algo/algo.h"
 #include "sched/check.h"
+#include "sweep.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -140,7 +141,7 @@ static void sweep(int coll)
         for (int j = 0; j < n; j++) {
             char name[64];
             kp_algo_format(a, &list[j], name, sizeof(name));
-            for (int P = 1; P <= 64; P++) {
+            for (int P = 1; P <= sweep_pmax(); P++) {
                 int roots[64], nroots = 0, zeros[64] = {0};
                 kp_layout one;
                 kp_layout_init(&one, P, zeros, 1);

@@ -34,6 +34,7 @@
 #include "kport.h"
 #include "algo/algo.h"
 #include "sched/check.h"
+#include "sweep.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -240,7 +241,7 @@ static void sweep(void)
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    for (int P = 1; P <= 64; P++) {
+    for (int P = 1; P <= sweep_pmax(); P++) {
         const int nl = make_layouts(P, ls);
         for (int li = 0; li < nl; li++) {
             for (int ci = 0; ci < (int)(sizeof(cases) / sizeof(cases[0])); ci++) {
