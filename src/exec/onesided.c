@@ -26,7 +26,7 @@
  * builds the same plan in the same call), locked with MPI_Win_lock_all for
  * their whole life (passive target), moved with the communicator's other
  * resources into the pool when the user frees it and freed with them
- * (comm.c). Rank r's window j:
+ * (core/comm.c). Rank r's window j:
  *
  *   [ arrived[s], s < P | consumed[q], q < P | ring of s = 0 | ... | ring of s = P-1 ]
  *     64 bytes each       64 bytes each        nslots slots of sb bytes each
@@ -57,7 +57,7 @@
  * travel one FIFO ring, a's sends to b match b's receives from a in
  * posting order, as the IR says; zero-byte signals are one empty piece.
  *
- * Rounds. p2p.c walks the schedule; per round it adds the message ops
+ * Rounds. run.c walks the schedule; per round it adds the message ops
  * here, then kp_rma_poll puts every send of the round (up to the ring's
  * room: the k puts of a k-port round are in flight together), flushes each
  * target once and notifies, consumes whatever has arrived for the round's
@@ -409,7 +409,7 @@ static int recv_direct(kp_rma *R, rma_link *L, rma_msg *m, int *moved)
 }
 
 /* the round's direct receives covered by attachments, before any of them
- * is published (p2p.c adds a round's messages before its first sweep, and
+ * is published (run.c adds a round's messages before its first sweep, and
  * the previous round's are complete: nothing is in use, so ranges merge
  * freely); a second pass finds each one's entry, as a later attachment
  * may have merged an earlier one */

@@ -23,7 +23,7 @@ int kp_rma_live_windows(void);
  * working dynamic windows (1), fell back to staging (0) or has none (-1) */
 void kp_rma_attach_stats(long *attaches, long *detaches);
 int kp_rma_attach_ready(kp_comm *c, int rails);
-/* The executor's hooks (p2p.c walks the schedule): a round's message
+/* The executor's hooks (run.c walks the schedule): a round's message
  * operations are added as they come (p points at the op's bytes), started
  * (every send of the round put, up to the ring's room: k puts in flight)
  * before the round's copies, polled while waiting for a shared-memory flag,

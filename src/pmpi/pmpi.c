@@ -47,7 +47,7 @@
  *   kport-pmpi: MPI_Allgather served by kport (bruck:k=2)
  *   kport-pmpi: MPI_Alltoall -> PMPI_Alltoall (disabled by KPORT_DISABLE)
  */
-#include "core/core.h" /* kp_set_cold_calls, KP_COLD */
+#include "core/core.h" /* kp_set_cold_calls, KP_COLD (plan.h, through it) */
 #include "kport.h"
 
 #include <mpi.h>

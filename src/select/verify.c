@@ -17,7 +17,7 @@
  *
  * How: where the calibrated choice had both candidates priced (kp_choice's
  * alt) and the call moves at least KP_VERIFY_MIN bytes in all (P x block;
- * kp_verify_applies in core.h. Below, a call takes well under a
+ * kp_verify_applies in select.h. Below, a call takes well under a
  * microsecond and the candidates differ 2x or more; at 8 KiB in all, in a
  * slow state of this machine, single copy ran 1.2-1.4x faster than the two
  * copies the model chose with its margin),

@@ -78,7 +78,7 @@ typedef struct kp_shm {
 /* ---- per-communicator state  ---- */
 /*
  * A communicator's state is set up in tiers, each when a call first needs
- * it (see comm.c): the node layout always (derived without communication
+ * it (see core/comm.c): the node layout always (derived without communication
  * where possible); kport's private duplicate only for plans that send MPI
  * messages; the node tier (node communicator, shared segment, cross-memory
  * attach probe) only for shared-memory plans. When the user frees the
@@ -109,7 +109,7 @@ typedef struct kp_comm {
     struct kp_seg_class *segc;
     int nsegc, capsegc;
     struct kp_choice_memo *memo; /* the automatic choices made so far , pooled with the plans */
-    struct kp_machine *mach; /* the agreed calibrated costs (select/calibrate.c), with the node tier */
+    struct kp_machine *mach; /* the agreed calibrated costs (topo/calibrate.c), with the node tier */
     int calibrated;     /* mach holds this node's measurements (not the defaults) */
     long calls;         /* kport calls made on it and on the freed communicators of
                            the same group whose resources it took (cold policy) */

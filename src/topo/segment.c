@@ -3,7 +3,7 @@
  * communicator and node, created when the communicator's first shared-memory
  * plan needs it, grown (collectively on the node) when a plan needs larger
  * halves, and pooled with the communicator's other resources when the user
- * frees it (comm.c).
+ * frees it (core/comm.c).
  *
  *   [ slot 0 | ... | slot n-1 | lines, half 0 | lines, half 1 | data half 0 | data half 1 ]
  *

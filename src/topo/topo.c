@@ -385,7 +385,7 @@ int kp_topo_node(kp_comm *c)
             c->node = MPI_COMM_NULL;
             return kp_error(KP_ERR_MPI, "MPI_Comm_split for the node communicator failed");
         }
-        /* kport's own communicator: the segment's refusal returns (shm.c) */
+        /* kport's own communicator: the segment's refusal returns (segment.c) */
         MPI_Comm_set_errhandler(c->node, MPI_ERRORS_RETURN);
         kp_setup_account(KP_SETUP_NODE_COMM, now() - t0);
     }
