@@ -19,22 +19,18 @@
 #include "kport.h"
 #include "model/model.h"
 #include "sim/sim.h"
+#include "../unit/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long passed, failed, errors;
+static long errors; /* cases where both tools stop with the same error */
 
 static void check(int ok, const char *what, const char *spec, int P, int ns, int64_t b, int rules, int mach)
 {
-    if (ok) {
-        passed++;
-        return;
-    }
-    if (++failed <= 20)
-        fprintf(stderr, "FAIL %s: %s P=%d node size %d %lld B, rules %s, machine %d\n", what, spec, P, ns,
-                (long long)b, kp_timing_rules_name((kp_timing_rules)rules), mach);
+    CHECK(ok, "%s: %s P=%d node size %d %lld B, rules %s, machine %d", what, spec, P, ns, (long long)b,
+          kp_timing_rules_name((kp_timing_rules)rules), mach);
 }
 
 /* one case under both rule sets: the model and kport-sim agree exactly */
@@ -145,8 +141,7 @@ int main(int argc, char **argv)
                     continue;
                 char err[256];
                 if (kp_algo_parse(coll, e + n + 1, &a, &prm, err, sizeof err) || !a) {
-                    fprintf(stderr, "%s: %s\n", e, err);
-                    failed++;
+                    CHECK(0, "%s: %s", e, err);
                     continue;
                 }
                 snprintf(spec, sizeof spec, "%s", e);
@@ -167,6 +162,7 @@ int main(int argc, char **argv)
         }
     }
     free(ranks);
-    printf("test_equal: %ld passed, %ld failed (%ld cases where both give the same error)\n", passed, failed, errors);
-    return failed ? 1 : 0;
+    printf("test_equal: %ld passed, %ld failed (%ld cases where both give the same error)\n", checks - fails, fails,
+           errors);
+    return fails ? 1 : 0;
 }
