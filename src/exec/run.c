@@ -22,9 +22,9 @@
 #include "exec/exec.h"
 #include "exec/onesided.h"
 #include "topo/topo.h"
+#include "util/clock.h"
 #include "util/copy.h"
 #include "util/error.h"
-#include "util/clock.h"
 #include "util/spin.h"
 
 #include <errno.h>
@@ -205,8 +205,9 @@ int kp_exec_run(kp_plan *pl, const void *sbuf, void *rbuf)
  * (hosts as namespaces: scripts/cluster.sh, 2 hosts x 2 ranks on 2 cores,
  * each host's c->oversub 0), while its node's leader needed that core to
  * drive TCP: 8 B smp_bruck took 218-249 us against native's 43-51, now
- * 23-53 against 33-49 (docs/PERFORMANCE.md). A yield with nobody else to run
- * returns at once: on one node with a core per rank nothing changed. */
+ * 23-53 against 33-49 (docs/DESIGN.md, "The schedule IR"). A yield with
+ * nobody else to run returns at once: on one node with a core per rank
+ * nothing changed. */
 #define KP_WAIT_YIELD_NS 1000.0
 
 void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Request *reqs, int n)
