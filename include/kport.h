@@ -59,7 +59,8 @@ enum kp_coll {
  * KPORT_VERBOSE=1 says once per communicator what was refused. */
 enum kp_fallback {
     KP_FALLBACK_ERROR = 0,  /* return KP_ERR_UNSUPPORTED (default) */
-    KP_FALLBACK_WARN = 1,   /* print a warning on rank 0, use the automatic choice */
+    KP_FALLBACK_WARN = 1,   /* print a warning on rank 0 (once per communicator and
+                               collective), use the automatic choice */
     KP_FALLBACK_SILENT = 2  /* use the automatic choice quietly */
 };
 

@@ -395,7 +395,11 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
         if (st.fallback == KP_FALLBACK_ERROR)
             return kp_error(pl->refuse_code, "%s (forced by %s) cannot apply: %s", pl->name,
                             st.forced_set[coll] ? "kp_set_algorithm" : coll_env[coll], pl->errmsg);
-        if (st.fallback == KP_FALLBACK_WARN && !pl->announced && c->rank == 0) {
+        /* warned once per communicator and collective: a program whose
+         * forced algorithm cannot run (MPI refused its windows, say)
+         * would otherwise hear of it for every new size */
+        if (st.fallback == KP_FALLBACK_WARN && !pl->announced && !(c->warned & (1u << coll)) && c->rank == 0) {
+            c->warned |= 1u << coll;
             fprintf(stderr, "kport: warning: %s cannot apply (%s); using the automatic choice\n", pl->name,
                     pl->errmsg);
             fflush(stderr);

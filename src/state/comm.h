@@ -105,6 +105,7 @@ typedef struct kp_comm {
     int shm_refused;
     char refused[200];
     unsigned noted;     /* kinds of refusal KPORT_VERBOSE has reported (kp_comm_refusal_note) */
+    unsigned warned;    /* collectives (bits) whose forced algorithm KPORT_FALLBACK=warn reported */
     /* across nodes: the segment's outcome per call class (plan/plan.c) */
     struct kp_seg_class *segc;
     int nsegc, capsegc;
