@@ -291,7 +291,7 @@ void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choic
             pick(ch, coll, "smp", (kp_params){.n = 2}, "%d ranks on %d nodes: shared-memory arrival/release", P,
                  L->nnodes);
         else
-            pick(ch, coll, "nway_dissemination", (kp_params){.n = 2}, "P=%d, one rank per node", P);
+            pick(ch, coll, "nway_dissemination", (kp_params){.n = 2}, L ? "P=%d, one rank per node" : "P=%d, no shared memory", P);
         break;
     case KP_COLL_GATHER:
         if (L && L->nnodes == 1 && P > 1 && L->cma && !L->oversub && bytes >= st.single_copy_min[coll])
