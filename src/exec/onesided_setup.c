@@ -100,8 +100,6 @@ static int link_windows(kp_rma *R, rma_link *L, MPI_Aint bytes)
         if (PMPI_Allreduce(MPI_IN_PLACE, &room, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS || !room) {
             rc = kp_error(KP_ERR_UNSUPPORTED, "transport=rma: %d windows of %lld bytes do not fit in /dev/shm",
                           L->nlocal, (long long)bytes);
-            snprintf(R->why, sizeof(R->why), "%s", kp_last_error());
-            R->refused = 1;
             break;
         }
         const int mrc = shared ? MPI_Win_allocate_shared(bytes, 1, info, R->comm, &L->base[j], &L->win[j])
@@ -109,11 +107,9 @@ static int link_windows(kp_rma *R, rma_link *L, MPI_Aint bytes)
         if (mrc != MPI_SUCCESS) {
             L->win[j] = MPI_WIN_NULL;
             char why[MPI_MAX_ERROR_STRING];
-            int len = 0;
-            MPI_Error_string(mrc, why, &len);
-            why[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
             rc = kp_error(KP_ERR_UNSUPPORTED, "transport=rma: %s of %lld bytes (rail %d of %d) failed: %s",
-                          shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes, j, rails, why);
+                          shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate", (long long)bytes, j, rails,
+                          kp_mpi_reason(mrc, why));
         } else {
             live_windows++;
             MPI_Win_set_errhandler(L->win[j], MPI_ERRORS_RETURN);
@@ -123,17 +119,17 @@ static int link_windows(kp_rma *R, rma_link *L, MPI_Aint bytes)
         int ok = rc == KP_SUCCESS, all = 0;
         if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
             all = 0;
-        if (!all) {
-            if (rc == KP_SUCCESS) { /* refused on another rank only */
-                L->win[j] = MPI_WIN_NULL;
-                live_windows--;
-                rc = kp_error(KP_ERR_UNSUPPORTED, "transport=rma: MPI refused the windows on another rank");
-            }
-            snprintf(R->why, sizeof(R->why), "%s", kp_last_error());
-            R->refused = 1;
+        if (!all && rc == KP_SUCCESS) { /* refused on another rank only */
+            L->win[j] = MPI_WIN_NULL;
+            live_windows--;
+            rc = kp_error(KP_ERR_UNSUPPORTED, "transport=rma: MPI refused the windows on another rank");
         }
     }
     MPI_Info_free(&info);
+    if (rc) { /* every rank leaves the loop with the refusal: both checks above are agreed */
+        snprintf(R->why, sizeof(R->why), "%s", kp_last_error());
+        R->refused = 1;
+    }
     return rc;
 }
 

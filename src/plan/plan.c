@@ -109,22 +109,23 @@ static int segment(kp_comm *c, const kp_plan *pl, int uses)
         ok = 0; /* refused for this class before: known alike everywhere */
         rc = kp_error(KP_ERR_UNSUPPORTED, "MPI refused the segment this call needs");
     } else {
+        /* across nodes the outcome is kept on every rank: room for it
+         * first (out of memory is an error, as for the plan's own arrays) */
+        if (c->layout.nnodes > 1 && c->nsegc == c->capsegc) {
+            const int cap = c->capsegc ? 2 * c->capsegc : 8;
+            kp_seg_class *n = realloc(c->segc, (size_t)cap * sizeof(*n));
+            if (!n)
+                return kp_error(KP_ERR_NOMEM, "out of memory for the segment's record");
+            c->segc = n;
+            c->capsegc = cap;
+        }
         rc = uses ? kp_shm_reserve(c, half) : KP_SUCCESS;
         if (rc != KP_SUCCESS && rc != KP_ERR_UNSUPPORTED)
             rc = KP_ERR_UNSUPPORTED; /* whatever failed, the others must hear of it */
         ok = kp_comm_agree(c, rc == KP_SUCCESS);
-        if (c->layout.nnodes > 1) {
-            if (c->nsegc == c->capsegc) {
-                int cap = c->capsegc ? 2 * c->capsegc : 8;
-                kp_seg_class *n = realloc(c->segc, (size_t)cap * sizeof(*n));
-                if (!n) /* every rank agreed: the plan is refused alike, and asked again next time */
-                    return kp_error(KP_ERR_UNSUPPORTED, "out of memory for the segment's record");
-                c->segc = n;
-                c->capsegc = cap;
-            }
+        if (c->layout.nnodes > 1)
             c->segc[c->nsegc++] = (kp_seg_class){.coll = pl->coll, .root = pl->root, .ok = ok, .algo = pl->algo,
                                                   .prm = pl->prm, .bytes = pl->bytes};
-        }
     }
     if (ok)
         return KP_SUCCESS;

@@ -117,15 +117,6 @@ int kp_strided_progress(kp_win w)
     return rc;
 }
 
-/* MPI's reason for error code e, for messages */
-static const char *mpi_reason(int e, char *buf)
-{
-    int len = 0;
-    if (MPI_Error_string(e, buf, &len) != MPI_SUCCESS)
-        snprintf(buf, MPI_MAX_ERROR_STRING, "MPI error %d", e);
-    return buf;
-}
-
 /* Agree on a set-up step: every rank learns whether it failed anywhere.
  * Returns rc where it failed here, KP_ERR_UNSUPPORTED naming `what` where
  * it failed only elsewhere, KP_SUCCESS where it failed nowhere. */
@@ -156,7 +147,7 @@ static int agree_window(kp_win w, int mrc, MPI_Win *win, char *reason)
     if (made)
         snprintf(reason, MPI_MAX_ERROR_STRING, "refused on another rank (the window made here is left unfreed)");
     else
-        mpi_reason(mrc, reason);
+        kp_mpi_reason(mrc, reason);
     *win = MPI_WIN_NULL;
     return KP_ERR_UNSUPPORTED;
 }

@@ -69,11 +69,8 @@ int kp_shm_reserve(kp_comm *c, int64_t half)
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
         char why[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, why, &len);
-        why[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = 0;
         return kp_error(KP_ERR_UNSUPPORTED, "MPI_Win_allocate_shared of %lld bytes for the node's segment failed: %s",
-                        (long long)total, why);
+                        (long long)total, kp_mpi_reason(rc, why));
     }
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     kp_shm_free(c);

@@ -88,11 +88,17 @@ static int env_node_id(int wrank, int wsize, long *id)
 }
 
 /* can this rank read its node neighbour's memory with process_vm_readv? */
+/* KPORT_CMA=0: cross-memory attach turned off by the user, not refused */
+static int cma_off(void)
+{
+    const char *e = getenv("KPORT_CMA");
+    return e && strcmp(e, "0") == 0;
+}
+
 static int cma_probe(kp_comm *c)
 {
     static volatile uint64_t magic = 0x6b706f7274434d41ull; /* "kportCMA" */
-    const char *e = getenv("KPORT_CMA");
-    if (e && strcmp(e, "0") == 0)
+    if (cma_off())
         return 0;
     if (c->node_size == 1)
         return 1;
@@ -410,8 +416,7 @@ int kp_topo_node(kp_comm *c)
     t0 = now();
     if ((rc = kp_calibrate(c, cma)))
         return rc;
-    const char *e = getenv("KPORT_CMA");
-    if (!c->layout.cma && c->layout.nnodes < c->size && !(e && strcmp(e, "0") == 0))
+    if (!c->layout.cma && c->layout.nnodes < c->size && !cma_off())
         kp_comm_refusal_note(c, KP_REFUSED_CMA,
                              "cross-memory attach (process_vm_readv) is refused on a node: the single-copy "
                              "algorithms are left out, the two copies through the segment run instead");

@@ -31,6 +31,14 @@ void kp_err_append(char *buf, int len, int *n, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *kp_mpi_reason(int e, char *buf)
+{
+    int len = 0;
+    if (MPI_Error_string(e, buf, &len) != MPI_SUCCESS)
+        snprintf(buf, MPI_MAX_ERROR_STRING, "MPI error %d", e);
+    return buf;
+}
+
 void kp_clear_error(void)
 {
     last_msg[0] = '\0';

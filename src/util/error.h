@@ -13,6 +13,9 @@
 /* Record the detailed message for kp_last_error() and return code. */
 int kp_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kp_clear_error(void);
+/* MPI's text for error code e in buf (MPI_MAX_ERROR_STRING bytes), for
+ * messages that say what MPI refused; returns buf. */
+const char *kp_mpi_reason(int e, char *buf);
 /* Append to a message being built in buf (len bytes, *n used so far: a
  * prefix, then the reason, as the parameter and tuning files' readers
  * report a bad field); nothing once it is full. vappend: the same with a
