@@ -95,6 +95,18 @@ static inline int kt_expect(int cond, const char *fmt, ...)
     return 0;
 }
 
+/* One check: n bytes got against their expected image; a failure names
+ * `what` and the first byte that differs. */
+static inline void kt_compare_bytes(const unsigned char *got, const unsigned char *exp, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != exp[i]) {
+            kt_fail("%s: byte %zu is %u, expected %u", what, i, got[i], exp[i]);
+            return;
+        }
+    kt_pass();
+}
+
 /* Sum the counts over MPI_COMM_WORLD, print "N passed, M failed" on rank 0
  * and return the exit code (0 only if no rank failed). Call before
  * MPI_Finalize on every rank. */

@@ -148,17 +148,6 @@ static void expect_rc(int rc, int want, const char *what)
         kt_fail("%s: returned %d (%s), expected %d; %s", what, rc, kp_strerror(rc), want, kp_last_error());
 }
 
-/* compare a buffer with its expected image, report the first difference */
-static void compare(const unsigned char *got, const unsigned char *exp, size_t n, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != exp[i]) {
-            kt_fail("%s: byte %zu is %u, expected %u", what, i, got[i], exp[i]);
-            return;
-        }
-    kt_pass();
-}
-
 static void test_put(const char *method, const shape *s, int tag)
 {
     char what[160];
@@ -181,7 +170,7 @@ static void test_put(const char *method, const shape *s, int tag)
     if (total(s, 1) > 0)
         ref_copy(exp + s->rdisp, rst, osrc, lst, s->count, s->levels);
     (void)rext;
-    compare(wbase, exp, WIN_BYTES, what);
+    kt_compare_bytes(wbase, exp, WIN_BYTES, what);
     free(src);
     free(exp);
     free(osrc);
@@ -206,7 +195,7 @@ static void test_get(const char *method, const shape *s, int tag)
     expect_rc(kp_get_strided(dst, lst, s->rdisp, rst, s->count, s->levels, target, win), KP_SUCCESS, what);
     if (total(s, 1) > 0)
         ref_copy(exp, lst, twin + s->rdisp, rst, s->count, s->levels);
-    compare(dst, exp, n, what);
+    kt_compare_bytes(dst, exp, n, what);
     free(dst);
     free(exp);
     free(twin);
@@ -277,7 +266,7 @@ static void expect_acc_sum(int t, size_t ln, MPI_Aint disp, const MPI_Aint *dst_
         for (int i = 0; i < reps; i++)
             ref_acc(t, o + 1, exp + disp, dst_st, osrc, src_st, count, levels);
     }
-    compare(wbase, exp, WIN_BYTES, what);
+    kt_compare_bytes(wbase, exp, WIN_BYTES, what);
     free(exp);
     free(osrc);
 }
@@ -363,7 +352,7 @@ static void test_acc_mixed(void)
         expect_rc(rc, KP_SUCCESS, what);
         ref_acc(t, 2, exp + 64, st, before + 64 - 3 * es, st, count, 1);
         kp_win_barrier(win);
-        compare(wbase, exp, WIN_BYTES, what);
+        kt_compare_bytes(wbase, exp, WIN_BYTES, what);
         free(exp);
         free(before);
         kp_win_barrier(win);
@@ -425,7 +414,7 @@ static void test_nonblocking(const char *method, int tag)
         for (size_t j = 0; j < WIN_BYTES; j++)
             twin[j] = win_byte(t2, j, tag);
         ref_copy(exp, lst[3 + i], twin + gdisp2[i], rst[3 + i], gs[i]->count, gs[i]->levels);
-        compare(dst[i], exp, (size_t)lext[3 + i], what);
+        kt_compare_bytes(dst[i], exp, (size_t)lext[3 + i], what);
         free(exp);
         free(twin);
     }
@@ -439,7 +428,7 @@ static void test_nonblocking(const char *method, int tag)
             osrc[j] = src_byte(origin, (size_t)j, tag + i);
         ref_copy(exp + pdisp[i], rst[i], osrc, lst[i], ps[i]->count, ps[i]->levels);
     }
-    compare(wbase, exp, WIN_BYTES, what);
+    kt_compare_bytes(wbase, exp, WIN_BYTES, what);
     free(exp);
     free(osrc);
     for (int i = 0; i < 3; i++)
@@ -506,7 +495,7 @@ static void test_bad(int tag)
     unsigned char *exp = malloc(WIN_BYTES);
     for (size_t i = 0; i < WIN_BYTES; i++)
         exp[i] = win_byte(rank, i, tag);
-    compare(wbase, exp, WIN_BYTES, "window after refused calls");
+    kt_compare_bytes(wbase, exp, WIN_BYTES, "window after refused calls");
     free(exp);
     /* zero counts are no-ops, even with NULL buffers */
     MPI_Aint cz[2] = {0, 4};
@@ -548,7 +537,7 @@ static void test_thread(int tag)
         osrc[i] = src_byte(0, (size_t)i, tag);
     ref_copy(exp + s->rdisp, rst, osrc, lst, s->count, s->levels);
     MPI_Win_sync(kp_win_mpi(win));
-    compare(wbase, exp, WIN_BYTES, "put unpacked by the helper thread");
+    kt_compare_bytes(wbase, exp, WIN_BYTES, "put unpacked by the helper thread");
     free(exp);
     free(osrc);
     free(src);

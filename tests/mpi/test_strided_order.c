@@ -69,16 +69,6 @@ static unsigned char xb(int r, size_t i, int tag)
     return (unsigned char)(r * 29 + (int)(i % 239) * 5 + tag * 11 + 3);
 }
 
-static void compare(const unsigned char *got, const unsigned char *exp, size_t n, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != exp[i]) {
-            kt_fail("%s: byte %zu is %u, expected %u", what, i, got[i], exp[i]);
-            return;
-        }
-    kt_pass();
-}
-
 static void expect_ok(int rc, const char *what)
 {
     if (rc == KP_SUCCESS)
@@ -105,7 +95,7 @@ static void check_get(const unsigned char *buf, size_t n, int t, int w, size_t d
     unsigned char *exp = malloc(n);
     for (size_t i = 0; i < n; i++)
         exp[i] = xb(t, disp + i, tag * 2 + w);
-    compare(buf, exp, n, what);
+    kt_compare_bytes(buf, exp, n, what);
     free(exp);
 }
 
@@ -170,7 +160,7 @@ static void cross_round(int tag, int thread)
             int v = 3 * ((int)(i / 4) % 1000 + partner);
             memcpy(exp + CD + i, &v, 4);
         }
-        compare(WB[0], exp, WX, what);
+        kt_compare_bytes(WB[0], exp, WX, what);
         free(exp);
     }
     free(src);
@@ -196,7 +186,7 @@ static void cross_round(int tag, int thread)
         unsigned char exp[16];
         for (int i = 0; i < 16; i++)
             exp[i] = (unsigned char)(partner * 7 + i);
-        compare(WB[1] + 300, exp, 16, what);
+        kt_compare_bytes(WB[1] + 300, exp, 16, what);
     }
     /* e) both wait in kp_wait, on nonblocking gets of different windows */
     snprintf(what, sizeof(what), "%scross e: kp_wait on a get of %c against one of %c", thread ? "thread " : "",
@@ -263,7 +253,7 @@ static void test_cross(int thread)
             expect_ok(kp_get_strided(got, NULL, 0, NULL, c32, 0, (rank + 1) % P, C), "cross g: get from C");
             unsigned char exp[32];
             memset(exp, (rank + 1) % P, 32);
-            compare(got, exp, 32, "cross g: get from C");
+            kt_compare_bytes(got, exp, 32, "cross g: get from C");
             kp_strided_set_method(NULL);
             expect_ok(kp_win_free(&C), "cross g: kp_win_free(C)");
         }
@@ -421,9 +411,9 @@ static void test_order(kp_win w, unsigned char *wb, const char *label)
                                 ref_apply(k1, &sh, img, e1);
                                 ref_apply(k2, &sh, img, e2);
                                 if (k1 == K_GET)
-                                    compare(b1, e1, OL, what);
+                                    kt_compare_bytes(b1, e1, OL, what);
                                 if (k2 == K_GET)
-                                    compare(b2, e2, OL, what);
+                                    kt_compare_bytes(b2, e2, OL, what);
                             } else {
                                 /* in MPI (its RMA progresses), not in kport */
                                 double until = MPI_Wtime() + 200e-6;
@@ -440,7 +430,7 @@ static void test_order(kp_win w, unsigned char *wb, const char *label)
                                 ref_apply(k1, &sh, img, e1);
                                 ref_apply(k2, &sh, img, e2);
                             }
-                            compare(wb, img, OW, what);
+                            kt_compare_bytes(wb, img, OW, what);
                         }
                     }
     if (rank == 0)
@@ -482,7 +472,7 @@ static void test_sizes(void)
         MPI_Aint c[1] = {mine};
         expect_ok(kp_put_strided(src, NULL, 0, NULL, c, 0, rank, w), what);
         kp_win_barrier(w);
-        compare(wb, src, (size_t)mine, what);
+        kt_compare_bytes(wb, src, (size_t)mine, what);
         kp_win_barrier(w);
         /* 2: the whole window of the next rank, and read back */
         snprintf(what, sizeof(what), "sizes %s: rank %d puts %ld bytes into rank %d", MN[m], rank, (long)tsz, t);
@@ -493,14 +483,14 @@ static void test_sizes(void)
         kp_win_barrier(w);
         for (MPI_Aint i = 0; i < mine; i++)
             exp[i] = xb(o, (size_t)i, tag + 2);
-        compare(wb, exp, (size_t)mine, what);
+        kt_compare_bytes(wb, exp, (size_t)mine, what);
         kp_win_barrier(w);
         snprintf(what, sizeof(what), "sizes %s: rank %d gets rank %d's %ld bytes", MN[m], rank, t, (long)tsz);
         memset(got, 0, sizeof(got));
         expect_ok(kp_get_strided(got, NULL, 0, NULL, c, 0, t, w), what);
         for (MPI_Aint i = 0; i < tsz; i++)
             exp[i] = xb(rank, (size_t)i, tag + 2);
-        compare(got, exp, (size_t)tsz, what);
+        kt_compare_bytes(got, exp, (size_t)tsz, what);
         /* past the end is still refused: bounds are the asked-for size */
         c[0] = 1;
         rc = kp_put_strided(src, NULL, tsz, NULL, c, 0, t, w);
