@@ -38,6 +38,12 @@ enum kp_coll {
     KP_COLL_BARRIER = 1,
     KP_COLL_GATHER = 2,
     KP_COLL_ALLTOALL = 3,
+    KP_COLL_BCAST = 4,
+    KP_COLL_SCATTER = 5,
+    KP_COLL_REDUCE = 6,
+    KP_COLL_ALLREDUCE = 7,
+    KP_COLL_REDUCE_SCATTER_BLOCK = 8,
+    KP_COLL_REDUCE_SCATTER = 9,
     KP_COLL_COUNT
 };
 
@@ -83,6 +89,29 @@ int kp_gather(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 int kp_alltoall(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
                 void *recvbuf, MPI_Count rcount, MPI_Datatype rtype,
                 MPI_Comm comm);
+
+/* Broadcast with MPI_Bcast semantics (any root, builtin and derived
+ * datatypes). */
+int kp_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm);
+
+/* Scatter with MPI_Scatter semantics (any root; MPI_IN_PLACE as recvbuf at
+ * the root; sendbuf, scount and stype significant only at the root). */
+int kp_scatter(const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+               void *recvbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+               MPI_Comm comm);
+
+/* Reductions with MPI semantics: every builtin operation on the types MPI
+ * allows it (MPI_MAXLOC / MPI_MINLOC on the pair types), user-defined
+ * operations (commutative or not: non-commutative ones are combined in rank
+ * order), MPI_IN_PLACE as sendbuf (kp_reduce: at the root only). */
+int kp_reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+              MPI_Op op, int root, MPI_Comm comm);
+int kp_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+                 MPI_Op op, MPI_Comm comm);
+int kp_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int kp_reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                      MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
 /* Force an algorithm for a collective, e.g. "bruck:k=3",
  * "concurrent_exchange:C=2", "nway_dissemination:n=3", or "auto" (or NULL)

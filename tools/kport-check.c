@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *colls[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
+static const char *colls[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall", "bcast", "scatter", "reduce", "allreduce", "reduce_scatter_block", "reduce_scatter"};
 
 static void usage(FILE *f)
 {

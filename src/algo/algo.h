@@ -76,6 +76,24 @@ int kp_alltoall_bruck_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_shm_flat_build(kp_sched *s, const kp_params *prm);
 int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 
+/* Broadcast builders (src/algo/bcast/<name>.c); s->root is the root, whose
+ * KP_BUF_RECV holds the data; every rank's KP_BUF_RECV is bytes long. */
+/* (bcast builders) */
+
+/* Scatter builders (src/algo/scatter/<name>.c); the root's KP_BUF_SEND is
+ * P * bytes; under MPI_IN_PLACE the root has no receive buffer. */
+/* (scatter builders) */
+
+/* Reduction builders: s->elem, s->commute (sched.h); combines through
+ * kp_sched_reduce. A builder that needs a commutative operation refuses
+ * a non-commutative one with KP_ERR_UNSUPPORTED. */
+/* Reduce (src/algo/reduce/<name>.c). */
+/* (reduce builders) */
+/* Allreduce (src/algo/allreduce/<name>.c). */
+/* (allreduce builders) */
+/* Reduce-scatter, regular and with counts per rank (src/algo/reduce_scatter/<name>.c). */
+/* (reduce_scatter builders) */
+
 /* Registry queries. */
 int kp_algo_count(int coll);
 const kp_algo *kp_algo_at(int coll, int i);

@@ -71,6 +71,12 @@ static const kp_algo registry[] = {
      "automatic)", KP_SPAN_RANKS, NULL},
     {"shm_single_copy", KP_COLL_ALLTOALL, kp_alltoall_shm_single_copy_build, 0, {0},
      "one node: every rank reads its blocks from the peers' send buffers (cross-memory attach)", KP_SPAN_RANKS, NULL},
+    /* bcast */
+    /* scatter */
+    /* reduce */
+    /* allreduce */
+    /* reduce_scatter_block */
+    /* reduce_scatter */
 };
 
 #define NREG ((int)(sizeof(registry) / sizeof(registry[0])))

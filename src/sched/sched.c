@@ -20,6 +20,30 @@ void kp_sched_init_coll(kp_sched *s, int coll, int rank, int P, int64_t bytes, i
     s->root = root;
     s->inplace = inplace;
     s->bytes = bytes;
+    s->elem = 1;
+    s->commute = 1;
+}
+
+void kp_sched_set_reduction(kp_sched *s, int64_t elem, int commute, const int64_t *block_off)
+{
+    s->elem = elem > 0 ? elem : 1;
+    s->commute = commute ? 1 : 0;
+    s->block_off = block_off;
+}
+
+int kp_sched_aliased(const kp_sched *s)
+{
+    return s->inplace && s->coll != KP_COLL_BCAST && s->coll != KP_COLL_SCATTER;
+}
+
+int64_t kp_sched_block_off(const kp_sched *s, int j)
+{
+    return s->block_off ? s->block_off[j] : (int64_t)j * s->bytes;
+}
+
+int64_t kp_sched_block_len(const kp_sched *s, int j)
+{
+    return s->block_off ? s->block_off[j + 1] - s->block_off[j] : s->bytes;
 }
 
 int64_t kp_sched_bufsize(const kp_sched *s, int buf)
@@ -28,31 +52,52 @@ int64_t kp_sched_bufsize(const kp_sched *s, int buf)
         return s->shm_bytes;
     if (buf == KP_BUF_LINE)
         return (int64_t)KP_LINE * (s->layout ? kp_layout_node_size(s->layout, s->layout->node_of[s->rank]) : 1);
-    const int64_t all = (int64_t)s->P * s->bytes;
-    switch (buf) {
-    case KP_BUF_SEND:
-        return s->coll == KP_COLL_ALLTOALL ? all : s->coll == KP_COLL_BARRIER ? 0 : s->bytes;
-    case KP_BUF_RECV:
-        if (s->coll == KP_COLL_GATHER)
-            return s->rank == s->root ? all : 0;
-        return s->coll == KP_COLL_BARRIER ? 0 : all;
-    case KP_BUF_SCRATCH:
+    if (buf == KP_BUF_SCRATCH)
         return s->scratch_bytes;
-    default:
+    if (buf != KP_BUF_SEND && buf != KP_BUF_RECV)
         return -1;
+    const int send = buf == KP_BUF_SEND, root = s->rank == s->root;
+    const int64_t all = (int64_t)s->P * s->bytes;
+    switch (s->coll) {
+    case KP_COLL_ALLGATHER:
+        return send ? s->bytes : all;
+    case KP_COLL_GATHER:
+        return send ? s->bytes : root ? all : 0;
+    case KP_COLL_ALLTOALL:
+        return all;
+    case KP_COLL_BCAST:
+        return send ? 0 : s->bytes;
+    case KP_COLL_SCATTER:
+        return send ? (root ? all : 0) : (root && s->inplace ? 0 : s->bytes);
+    case KP_COLL_REDUCE:
+        return send ? (s->inplace ? 0 : s->bytes) : root ? s->bytes : 0;
+    case KP_COLL_ALLREDUCE:
+        return send && s->inplace ? 0 : s->bytes;
+    case KP_COLL_REDUCE_SCATTER_BLOCK:
+        return send ? (s->inplace ? 0 : all) : s->inplace ? all : s->bytes;
+    case KP_COLL_REDUCE_SCATTER:
+        return send ? (s->inplace ? 0 : s->bytes) : s->inplace ? s->bytes : kp_sched_block_len(s, s->rank);
+    default: /* barrier */
+        return 0;
     }
 }
 
 int64_t kp_sched_inplace_offset(const kp_sched *s)
 {
-    return s->coll == KP_COLL_ALLTOALL ? 0 : (int64_t)s->rank * s->bytes;
+    switch (s->coll) {
+    case KP_COLL_ALLGATHER:
+    case KP_COLL_GATHER:
+        return (int64_t)s->rank * s->bytes;
+    default:
+        return 0;
+    }
 }
 
 /* where a region really is: with MPI_IN_PLACE the send buffer aliases the
  * receive buffer */
 static kp_region resolve(const kp_sched *s, kp_region r)
 {
-    if (s->inplace && r.buf == KP_BUF_SEND) {
+    if (kp_sched_aliased(s) && r.buf == KP_BUF_SEND) {
         r.buf = KP_BUF_RECV;
         r.off += kp_sched_inplace_offset(s);
     }
@@ -170,6 +215,26 @@ void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, 
     }
 }
 
+void kp_sched_reduce(kp_sched *s, int abuf, int64_t aoff, int bbuf, int64_t boff, int dbuf, int64_t doff,
+                     int64_t len)
+{
+    if (bad_len(s, aoff, len) || bad_len(s, boff, len) || bad_len(s, doff, len) || len == 0)
+        return;
+    const int64_t e = s->elem > 0 ? s->elem : 1;
+    if (aoff % e || boff % e || doff % e || len % e) {
+        kp_sched_refuse(s, KP_ERR_INTERNAL,
+                        "builder split an element: combine at offsets %lld, %lld -> %lld, %lld bytes, element %lld",
+                        (long long)aoff, (long long)boff, (long long)doff, (long long)len, (long long)e);
+        return;
+    }
+    kp_op *op = push(s, KP_OP_REDUCE);
+    if (op) {
+        op->u.reduce.a = (kp_region){abuf, aoff, len};
+        op->u.reduce.b = (kp_region){bbuf, boff, len};
+        op->u.reduce.dst = (kp_region){dbuf, doff, len};
+    }
+}
+
 void kp_sched_need_shm(kp_sched *s, int64_t n)
 {
     if (n > s->shm_bytes)
@@ -255,6 +320,8 @@ unsigned kp_sched_shm_use(const kp_sched *s)
             r[0] = &op->u.recv.dst;
         else if (op->kind == KP_OP_COPY)
             r[0] = &op->u.copy.src, r[1] = &op->u.copy.dst;
+        else if (op->kind == KP_OP_REDUCE)
+            r[0] = &op->u.reduce.dst; /* a, b: below */
         else if (op->kind == KP_OP_PEER_READ)
             r[0] = &op->u.peer_read.dst;
         else if (op->kind == KP_OP_PEER_WRITE)
@@ -262,6 +329,12 @@ unsigned kp_sched_shm_use(const kp_sched *s)
         for (int k = 0; k < 2; k++)
             if (r[k] && (r[k]->buf == KP_BUF_SHM || r[k]->buf == KP_BUF_LINE))
                 use |= KP_USES_SEGMENT;
+        if (op->kind == KP_OP_REDUCE)
+            for (int k = 0; k < 2; k++) {
+                const kp_region *x = k ? &op->u.reduce.b : &op->u.reduce.a;
+                if (x->buf == KP_BUF_SHM || x->buf == KP_BUF_LINE)
+                    use |= KP_USES_SEGMENT;
+            }
         if ((op->kind == KP_OP_POST && op->u.post.line) || (op->kind == KP_OP_WAIT && op->u.wait.line))
             use |= KP_USES_FLAGS;
     }
@@ -458,6 +531,11 @@ void kp_sched_dump(const kp_sched *s, FILE *out)
                     (long long)op->u.peer_read.src.len, bufname(op->u.peer_read.dst.buf),
                     (long long)op->u.peer_read.dst.off);
             break;
+        case KP_OP_REDUCE:
+            fprintf(out, "    reduce %s[%lld] (op) %s[%lld] -> %s[%lld], %lld bytes\n", bufname(op->u.reduce.a.buf),
+                    (long long)op->u.reduce.a.off, bufname(op->u.reduce.b.buf), (long long)op->u.reduce.b.off,
+                    bufname(op->u.reduce.dst.buf), (long long)op->u.reduce.dst.off, (long long)op->u.reduce.dst.len);
+            break;
         case KP_OP_PEER_WRITE:
             fprintf(out, "    peer-write %s[%lld..+%lld] -> %d:%s[%lld]\n", bufname(op->u.peer_write.src.buf),
                     (long long)op->u.peer_write.src.off, (long long)op->u.peer_write.src.len, op->u.peer_write.peer,
@@ -499,6 +577,7 @@ int kp_is_pow(int64_t x, int64_t b)
 
 const char *kp_coll_name(int coll)
 {
-    static const char *const n[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
+    static const char *const n[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall", "bcast", "scatter",
+                                                 "reduce", "allreduce", "reduce_scatter_block", "reduce_scatter"};
     return coll >= 0 && coll < KP_COLL_COUNT ? n[coll] : "?";
 }

@@ -67,7 +67,8 @@ enum kp_opkind {
     KP_OP_POST = 3,     /* shared memory: publish my n-th post of the call */
     KP_OP_WAIT = 4,     /* shared memory: wait for peer's n-th post */
     KP_OP_PEER_READ = 5, /* single copy from a peer's buffer into mine */
-    KP_OP_PEER_WRITE = 6 /* single copy from my buffer into a peer's */
+    KP_OP_PEER_WRITE = 6, /* single copy from my buffer into a peer's */
+    KP_OP_REDUCE = 7     /* combine: dst = a (op) b, element by element */
 };
 
 typedef struct kp_op {
@@ -81,6 +82,7 @@ typedef struct kp_op {
         struct { int peer; int n; int line; } wait; /* line: the peer's line flag (1) or slot (0) */
         struct { int peer; kp_region src; kp_region dst; } peer_read;  /* src in the peer's buffers */
         struct { int peer; kp_region src; kp_region dst; } peer_write; /* dst in the peer's buffers */
+        struct { kp_region a; kp_region b; kp_region dst; } reduce;    /* see kp_sched_reduce */
     } u;
 } kp_op;
 
@@ -151,7 +153,16 @@ typedef struct kp_sched {
     int inplace;           /* MPI_IN_PLACE: the send buffer aliases the receive
                             * buffer (all-gather: the own block; gather: the
                             * root's block; all-to-all: the whole buffer) */
-    int64_t bytes;         /* per-rank block size */
+    int64_t bytes;         /* per-rank block size (see kp_sched_bufsize) */
+    /* Reductions (reduce, allreduce, reduce_scatter[_block]); 1, 1, NULL otherwise: */
+    int64_t elem;          /* bytes of one element: every KP_OP_REDUCE region's offset and
+                            * length are multiples of it (the executor combines whole
+                            * elements; builders split vectors only at elem boundaries) */
+    int commute;           /* 1: the operation is commutative; 0: a combine must join its
+                            * operands in rank order (a holds lower ranks than b) */
+    const int64_t *block_off; /* reduce_scatter: [P + 1] byte offsets of each rank's result
+                               * block in the vector (block_off[P] = bytes); NULL for the
+                               * regular collectives (block j at j * bytes) */
     int64_t scratch_bytes; /* scratch the plan must provide */
     int64_t shm_bytes;     /* node segment bytes one call uses (same on a node) */
     const kp_layout *layout; /* node layout (NULL: every rank its own node) */
@@ -166,13 +177,39 @@ typedef struct kp_sched {
 
 void kp_sched_init(kp_sched *s, int rank, int P, int64_t bytes); /* all-gather */
 void kp_sched_init_coll(kp_sched *s, int coll, int rank, int P, int64_t bytes, int root, int inplace);
+/* Reductions: element size, commutativity and (reduce_scatter) the result
+ * blocks' offsets, which the caller keeps alive while s is used. */
+void kp_sched_set_reduction(kp_sched *s, int64_t elem, int commute, const int64_t *block_off);
 /* Size in bytes of buffer `buf` (enum kp_buf) of this rank for its collective:
- * all-gather send = bytes, recv = P*bytes; gather send = bytes, recv =
- * P*bytes at the root, 0 elsewhere; all-to-all send = recv = P*bytes;
- * barrier 0; scratch = scratch_bytes. */
+ *  all-gather       send = bytes, recv = P*bytes;
+ *  gather           send = bytes, recv = P*bytes at the root, 0 elsewhere;
+ *  all-to-all       send = recv = P*bytes;
+ *  barrier          0;
+ *  bcast            send = 0, recv = bytes on every rank (the root's holds the
+ *                   data when the call starts and must hold it at the end);
+ *  scatter          send = P*bytes at the root, 0 elsewhere; recv = bytes
+ *                   (0 at the root under MPI_IN_PLACE: its block stays in send);
+ *  reduce           send = bytes (0 under MPI_IN_PLACE); recv = bytes at the
+ *                   root, 0 elsewhere;
+ *  allreduce        send = bytes (0 under MPI_IN_PLACE); recv = bytes;
+ *  reduce_scatter_block  send = P*bytes (0 under MPI_IN_PLACE); recv = bytes
+ *                   (P*bytes under MPI_IN_PLACE: the input is there, the
+ *                   result goes to its first bytes);
+ *  reduce_scatter   bytes is the whole vector; send = bytes (0 in place);
+ *                   recv = this rank's block (bytes in place, result at 0);
+ *  scratch = scratch_bytes.
+ * Reductions under MPI_IN_PLACE: the input is in the receive buffer from
+ * offset 0, and KP_BUF_SEND regions resolve there (kp_sched_aliased). */
 int64_t kp_sched_bufsize(const kp_sched *s, int buf);
+/* Does KP_BUF_SEND alias KP_BUF_RECV (MPI_IN_PLACE)? Not for bcast and
+ * scatter: under MPI_IN_PLACE scatter's root simply has no receive buffer. */
+int kp_sched_aliased(const kp_sched *s);
 /* Offset in the receive buffer that the send buffer aliases under MPI_IN_PLACE. */
 int64_t kp_sched_inplace_offset(const kp_sched *s);
+/* Reduce-scatter's blocks: offset and length of rank j's result block in the
+ * vector (regular: j * bytes, bytes; reduce_scatter: from block_off). */
+int64_t kp_sched_block_off(const kp_sched *s, int j);
+int64_t kp_sched_block_len(const kp_sched *s, int j);
 /* A copy the executors skip: under MPI_IN_PLACE its source and destination
  * are the same bytes (the send buffer aliases the receive buffer at
  * kp_sched_inplace_offset). The cost model, the simulator and the GOAL
@@ -188,6 +225,13 @@ void kp_sched_wait_signal(kp_sched *s, int peer);
 void kp_sched_send(kp_sched *s, int peer, int buf, int64_t off, int64_t len);
 void kp_sched_recv(kp_sched *s, int peer, int buf, int64_t off, int64_t len);
 void kp_sched_copy(kp_sched *s, int sbuf, int64_t soff, int dbuf, int64_t doff, int64_t len);
+/* Combine (reductions): dst = a (op) b over len bytes, element by element;
+ * a's contributions are the left operand (lower ranks, for a non-commutative
+ * op). dst is either exactly a's or b's region, or overlaps neither; a and
+ * b may be anywhere (a region of the segment, a received block, ...).
+ * Offsets and len must be multiples of s->elem (refused otherwise). */
+void kp_sched_reduce(kp_sched *s, int abuf, int64_t aoff, int bbuf, int64_t boff, int dbuf, int64_t doff,
+                     int64_t len);
 /* Close the current round; later operations go into the next one. A round
  * with no operations is not counted. */
 void kp_sched_next_round(kp_sched *s);
@@ -245,7 +289,8 @@ int64_t kp_ipow(int64_t b, int e);
 /* is x a power of b (x = b^e, e >= 0)? */
 int kp_is_pow(int64_t x, int64_t b);
 
-/* "allgather", "barrier", "gather", "alltoall" (enum kp_coll); "?" otherwise */
+/* "allgather", "barrier", "gather", "alltoall", "bcast", "scatter", "reduce",
+ * "allreduce", "reduce_scatter_block", "reduce_scatter" (enum kp_coll); "?" otherwise */
 const char *kp_coll_name(int coll);
 
 #endif /* KP_SCHED_H */

@@ -24,7 +24,9 @@
 #include <string.h>
 
 static const char *coll_env[KP_COLL_COUNT] = {"KPORT_ALLGATHER", "KPORT_BARRIER", "KPORT_GATHER",
-                                              "KPORT_ALLTOALL"};
+                                              "KPORT_ALLTOALL", "KPORT_BCAST", "KPORT_SCATTER",
+                                              "KPORT_REDUCE", "KPORT_ALLREDUCE",
+                                              "KPORT_REDUCE_SCATTER_BLOCK", "KPORT_REDUCE_SCATTER"};
 
 static struct {
     int loaded;

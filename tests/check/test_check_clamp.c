@@ -55,7 +55,7 @@ static void result(int good, const char *fmt, ...)
 
 static int pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-static const char *collname[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
+#define collname(c) kp_coll_name(c)
 
 /* which parameter the algorithm takes ("" for none) */
 static const char *param_of(const kp_algo *a)
@@ -192,7 +192,7 @@ int main(void)
                         expected_name(a, pn, v, P, L.nnodes, want_name, sizeof(want_name));
                         kp_algo_format_on(a, &prm, &L, P, name, sizeof(name));
                         result(!strcmp(name, want_name), "%s %s P=%d (%s): named \"%s\", expected \"%s\"",
-                               collname[coll], given, P, lname[lk], name, want_name);
+                               collname(coll), given, P, lname[lk], name, want_name);
                         const int nsz = coll == KP_COLL_BARRIER ? 1 : 2;
                         const int nroot = coll == KP_COLL_GATHER ? P : 1;
                         const int nip = coll == KP_COLL_BARRIER ? 1 : 2;
@@ -204,13 +204,13 @@ int main(void)
                                     int good = want ? res.refused && res.refuse_code == want && res.msg[0]
                                                     : !res.refused && res.ok;
                                     result(good, "%s %s P=%d (%s) bytes=%lld root=%d%s: expected %s, got %s: %s",
-                                           collname[coll], given, P, lname[lk], (long long)sizes[b], rt,
+                                           collname(coll), given, P, lname[lk], (long long)sizes[b], rt,
                                            ip ? " in-place" : "", want ? "a refusal" : "success",
                                            res.refused ? "a refusal" : res.ok ? "success" : "an error", res.msg);
                                     refused += good && want;
                                     at_small += P <= 2;
                                     result(P > 2 || !want || (!strncmp(a->name, "shm_", 4) && lk != ONE),
-                                           "%s %s P=%d (%s): a refusal at P <= 2", collname[coll], given, P,
+                                           "%s %s P=%d (%s): a refusal at P <= 2", collname(coll), given, P,
                                            lname[lk]);
                                 }
                         /* a clamped build is the schedule of the value it names */
@@ -221,7 +221,7 @@ int main(void)
                             char *x = dump_all(a, &prm, &L, P, bytes, 0, 0);
                             char *y = dump_all(a, &eff, &L, P, bytes, 0, 0);
                             result(x && y && !strcmp(x, y), "%s %s P=%d (%s): the schedule is not that of %s=%d",
-                                   collname[coll], given, P, lname[lk], pn, e);
+                                   collname(coll), given, P, lname[lk], pn, e);
                             free(x);
                             free(y);
                         }

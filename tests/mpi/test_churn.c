@@ -173,7 +173,7 @@ int main(int argc, char **argv)
             cycles = atol(argv[i + 1]);
         else if (strcmp(argv[i], "-a") == 0) {
             static const char *names[] = {"allgather", "barrier", "gather", "alltoall"};
-            for (int k = 0; k < KP_COLL_COUNT; k++)
+            for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++)
                 if (strcmp(argv[i + 1], names[k]) == 0)
                     only = k;
         }
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
         held[i] = MPI_COMM_NULL;
     int maxsegs = 0;
     long heap_mid = 0;
-    for (int coll = 0; coll < KP_COLL_COUNT; coll++) {
+    for (int coll = 0; coll <= KP_COLL_ALLTOALL; coll++) {
         if (only >= 0 && coll != only)
             continue;
         const int nalg = kp_algorithm_count(coll);

@@ -107,7 +107,7 @@ bad() { # expected-message-regex args...
     [ $rc = 2 ] || fail "kport-sim $* exited $rc, expected 2"
     grep -Eq -e "$want" "$tmp/e" || fail "kport-sim $*: stderr lacks /$want/: $(head -2 "$tmp/e")"
 }
-bad 'unknown collective "reduce"' reduce -a ring -P 4
+bad 'unknown collective "scan"' scan -a ring -P 4
 bad 'unknown algorithm "nosuch"' allgather -a nosuch -P 4
 bad '-P "0"' allgather -a ring -P 0
 bad '-P "abc"' allgather -a ring -P abc

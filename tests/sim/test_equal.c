@@ -122,7 +122,6 @@ int main(int argc, char **argv)
     static const int nss[] = {1, 3, 4};
     static const int64_t sizes[] = {0, 8, 1000, 100000};
     double *ranks = malloc(64 * sizeof(double));
-    static const char *const cname[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "alltoall"};
     for (int coll = 0; coll < KP_COLL_COUNT; coll++) {
         /* the registry's algorithms with their defaults, then the extra parameters */
         const int nreg = kp_algo_count(coll);
@@ -133,11 +132,11 @@ int main(int argc, char **argv)
             if (i < nreg) {
                 a = kp_algo_at(coll, i);
                 prm = a->defaults;
-                snprintf(spec, sizeof spec, "%s:%s", cname[coll], a->name);
+                snprintf(spec, sizeof spec, "%s:%s", kp_coll_name(coll), a->name);
             } else {
                 const char *e = extra[i - nreg];
-                const size_t n = strlen(cname[coll]);
-                if (strncmp(e, cname[coll], n) || e[n] != ':')
+                const size_t n = strlen(kp_coll_name(coll));
+                if (strncmp(e, kp_coll_name(coll), n) || e[n] != ':')
                     continue;
                 char err[256];
                 if (kp_algo_parse(coll, e + n + 1, &a, &prm, err, sizeof err) || !a) {
