@@ -137,6 +137,11 @@ int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, in
 /* ... on a node layout L (NULL: every rank on its own node). */
 int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
                      int root, int inplace, kp_sched *s);
+/* ... for a reduction: element size, commutativity and (reduce_scatter)
+ * the result blocks' byte offsets [P + 1] (sched.h, kp_sched_set_reduction);
+ * kp_algo_build_on is this with 1, 1, NULL. */
+int kp_algo_build_red_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
+                         int root, int inplace, int64_t elem, int commute, const int64_t *block_off, kp_sched *s);
 
 /* Check algorithm a with parameters prm (defaults applied when 0) for P
  * ranks and `bytes` per block on layout L (NULL: every rank on its own
@@ -144,6 +149,12 @@ int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
  * checker; inplace models MPI_IN_PLACE (check.c). */
 void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
                       int inplace, kp_check_result *res);
+/* ... a reduction (or any collective) with element size elem, commute (0: a
+ * non-commutative operation, combines must keep rank order) and, for
+ * reduce_scatter, block_off[P + 1] (bytes = block_off[P]; NULL otherwise).
+ * kp_check_algo_on is this with elem 1, commute 1, block_off NULL. */
+void kp_check_red_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
+                     int inplace, int64_t elem, int commute, const int64_t *block_off, kp_check_result *res);
 void kp_check_algo(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int root, int inplace,
                    kp_check_result *res);
 void kp_check_allgather(const kp_algo *a, const kp_params *prm, int P, int64_t bytes, int inplace,

@@ -399,8 +399,15 @@ int kp_algo_build_ex(const kp_algo *a, const kp_params *prm, int rank, int P, in
 int kp_algo_build_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
                      int root, int inplace, kp_sched *s)
 {
+    return kp_algo_build_red_on(a, prm, L, rank, P, bytes, root, inplace, 1, 1, NULL, s);
+}
+
+int kp_algo_build_red_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int rank, int P, int64_t bytes,
+                         int root, int inplace, int64_t elem, int commute, const int64_t *block_off, kp_sched *s)
+{
     kp_params p = with_defaults(a, prm);
     kp_sched_init_coll(s, a->coll, rank, P, bytes, root, inplace);
+    kp_sched_set_reduction(s, elem, commute, block_off);
     s->layout = L;
     if (((a->params & KP_PARAM_K) && p.k < 1) || ((a->params & KP_PARAM_C) && p.C < 1) ||
         ((a->params & KP_PARAM_N) && p.n < 1) || ((a->params & KP_PARAM_TREE) && (p.tree < 1 || p.tree > 2)) ||
