@@ -31,7 +31,33 @@ void kp_plan_free(kp_plan *pl)
     kp_sched_free(&pl->sched);
     free(pl->scratch);
     free(pl->reqs);
+    free(pl->block_off);
     free(pl);
+}
+
+int kp_coll_is_reduction(int coll)
+{
+    return coll == KP_COLL_REDUCE || coll == KP_COLL_ALLREDUCE || coll == KP_COLL_REDUCE_SCATTER_BLOCK ||
+           coll == KP_COLL_REDUCE_SCATTER;
+}
+
+/* the reduction key of a call of coll on c: c->red for reductions */
+static kp_red red_of(const kp_comm *c, int coll)
+{
+    if (!kp_coll_is_reduction(coll))
+        return (kp_red){1, 1, NULL};
+    kp_red r = c->red;
+    if (coll != KP_COLL_REDUCE_SCATTER)
+        r.block_off = NULL;
+    return r;
+}
+
+int kp_plan_red_matches(const kp_comm *c, const kp_plan *pl)
+{
+    const kp_red r = red_of(c, pl->coll);
+    if (pl->elem != r.elem || pl->commute != r.commute || !pl->block_off != !r.block_off)
+        return 0;
+    return !r.block_off || memcmp(pl->block_off, r.block_off, (size_t)(c->size + 1) * sizeof(int64_t)) == 0;
 }
 
 /* ---- what a plan needs, brought up when it is built ---- */
@@ -152,6 +178,17 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
     pl->owner = c;
     pl->root = root;
     pl->inplace = inplace;
+    const kp_red red = red_of(c, coll);
+    pl->elem = red.elem;
+    pl->commute = red.commute;
+    if (red.block_off) {
+        const size_t n = (size_t)(c->size + 1) * sizeof(int64_t);
+        if (!(pl->block_off = malloc(n))) {
+            kp_plan_free(pl);
+            return kp_error(KP_ERR_NOMEM, "out of memory for a plan's block offsets");
+        }
+        memcpy(pl->block_off, red.block_off, n);
+    }
     /* the name of what runs: clamped parameters show with what was asked
      * ("bruck:k=1 (k=8 clamped: P=2)"), for kp_last_algorithm and KPORT_VERBOSE */
     kp_algo_format_on(a, prm, &c->layout, c->size, pl->name, sizeof(pl->name));
@@ -168,7 +205,8 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
         kp_plan_free(pl);
         return rc;
     }
-    rc = kp_algo_build_on(a, prm, &c->layout, c->rank, c->size, bytes, root, inplace, &pl->sched);
+    rc = kp_algo_build_red_on(a, prm, &c->layout, c->rank, c->size, bytes, root, inplace, pl->elem, pl->commute,
+                              pl->block_off, &pl->sched);
     if (rc == KP_ERR_NOMEM || rc == KP_ERR_INTERNAL) {
         rc = kp_error(rc, "%s: %s", pl->name, pl->sched.errmsg);
         kp_plan_free(pl);
@@ -215,6 +253,7 @@ static int plan_build(kp_comm *c, int coll, const kp_algo *a, const kp_params *p
      * and peer reads, waits (a stable sort: messages keep their order) */
     static const int rank_of[] = {[KP_OP_POST] = 0, [KP_OP_RECV] = 1, [KP_OP_SEND] = 2,
                                   [KP_OP_COPY] = 3, [KP_OP_PEER_READ] = 3, [KP_OP_PEER_WRITE] = 3,
+                                  [KP_OP_REDUCE] = 3,
                                   [KP_OP_WAIT] = 4};
     kp_op *ops = pl->sched.ops;
     for (int i = 1; i < pl->sched.nops; i++) { /* insertion sort: rounds are short */
@@ -253,7 +292,7 @@ int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, in
     kp_plan **last = NULL;
     for (pl = c->plans; pl; pp = &pl->next, pl = pl->next) {
         if (pl->bytes == bytes && pl->algo == a && pl->coll == coll && same_params(&pl->prm, prm) && pl->root == root &&
-            pl->inplace == inplace) {
+            pl->inplace == inplace && kp_plan_red_matches(c, pl)) {
             if (pl != c->plans) { /* move to front */
                 *pp = pl->next;
                 pl->next = c->plans;

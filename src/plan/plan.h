@@ -16,6 +16,12 @@
 int kp_plan_get(kp_comm *c, int coll, const kp_algo *a, const kp_params *prm, int64_t bytes, int root, int inplace,
                 kp_plan **out);
 void kp_plan_free(kp_plan *pl);
+/* Reductions: reduce, allreduce, reduce_scatter_block, reduce_scatter. Their
+ * plans are keyed also by c->red (element size, commutativity, block
+ * offsets), which the caller sets before asking for a plan. */
+int kp_coll_is_reduction(int coll);
+/* Does plan pl (of c) have the reduction shape c->red asks for? */
+int kp_plan_red_matches(const kp_comm *c, const kp_plan *pl);
 
 /* Bring up what plans of algorithm a need on c: the node tier for shared-
  * memory algorithms, the private duplicate for algorithms that send MPI

@@ -362,7 +362,8 @@ static void say(kp_comm *c, const char *what, int coll, int64_t bytes, const cha
 int kp_select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_plan **out)
 {
     kp_plan *last = c->last[coll];
-    if (last && last->bytes == bytes && last->root == root && last->inplace == inplace && c->last_gen[coll] == st.gen) {
+    if (last && last->bytes == bytes && last->root == root && last->inplace == inplace && c->last_gen[coll] == st.gen &&
+        (!kp_coll_is_reduction(coll) || kp_plan_red_matches(c, last))) {
         *out = last; /* the same call as the previous one: same choice */
         return KP_SUCCESS;
     }

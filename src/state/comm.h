@@ -22,6 +22,14 @@ struct kp_choice_memo;
 
 /* A plan: a schedule plus what running it needs, cached per communicator
  * (src/plan builds and caches them, src/exec runs them). */
+/* The shape of a reduction call beyond its bytes (sched.h: sched.elem,
+ * sched.commute, sched.block_off): part of a reduction plan's key. */
+typedef struct kp_red {
+    int64_t elem;             /* bytes of one element (1 for the data collectives) */
+    int commute;              /* the operation commutes */
+    const int64_t *block_off; /* reduce_scatter: [P + 1] result block offsets; else NULL */
+} kp_red;
+
 typedef struct kp_plan {
     struct kp_plan *next;  /* in the communicator's MRU list */
     int coll;
@@ -29,6 +37,9 @@ typedef struct kp_plan {
     kp_params prm;
     int64_t bytes;
     int root, inplace;     /* part of the key: rooted / in-place schedules differ */
+    int64_t elem;          /* reductions (part of the key): kp_red, with block_off owned */
+    int commute;
+    int64_t *block_off;
     int refused;           /* the builder refused: errmsg says why */
     int resource;          /* ... or MPI refused a resource it needs (segment, windows) */
     int announced;         /* KPORT_VERBOSE / fallback warning printed */
@@ -92,6 +103,9 @@ typedef struct kp_comm {
     int rank, size;
     struct kp_plan *plans;  /* most recently used first */
     int nplans;
+    /* the reduction shape of the call being selected: core sets it before
+     * kp_select_plan for reductions; plans of other collectives ignore it */
+    kp_red red;
     void *stage;     /* staging for non-contiguous datatypes */
     int64_t stage_bytes;
     struct kp_comm *gnext, *gprev; /* all live states */
