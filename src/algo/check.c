@@ -13,6 +13,12 @@
 void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
                       int inplace, kp_check_result *res)
 {
+    kp_check_red_on(a, prm, L, P, bytes, root, inplace, 1, 1, NULL, res);
+}
+
+void kp_check_red_on(const kp_algo *a, const kp_params *prm, const kp_layout *L, int P, int64_t bytes, int root,
+                     int inplace, int64_t elem, int commute, const int64_t *block_off, kp_check_result *res)
+{
     memset(res, 0, sizeof(*res));
     kp_sched *sc = P >= 1 && P <= (1 << 20) ? calloc((size_t)P, sizeof(*sc)) : NULL;
     if (!sc) {
@@ -21,7 +27,8 @@ void kp_check_algo_on(const kp_algo *a, const kp_params *prm, const kp_layout *L
     }
     int built = 0, rc = KP_SUCCESS;
     for (; built < P; built++) {
-        rc = kp_algo_build_on(a, prm, L, built, P, bytes, root, inplace, &sc[built]);
+        rc = kp_algo_build_red_on(a, prm, L, built, P, bytes, root, inplace, elem, commute, block_off,
+                                  &sc[built]);
         if (rc != KP_SUCCESS) {
             built++;
             break;
