@@ -20,7 +20,7 @@
 typedef struct kp_choice_memo {
     int n, next;
     struct {
-        int coll, root, inplace;
+        int coll, root, inplace, commute;
         int64_t bytes;
         kp_choice ch;
     } e[KP_MEMO];
@@ -28,11 +28,18 @@ typedef struct kp_choice_memo {
 
 static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch);
 
+/* the choice of a reduction depends on whether its operation commutes */
+static int commute_of(const kp_comm *c, int coll)
+{
+    return kp_coll_is_reduction(coll) ? c->red.commute : 1;
+}
+
 int kp_select_auto_on(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
 {
     kp_choice_memo *m = c->memo;
     for (int i = 0; m && i < m->n; i++)
-        if (m->e[i].coll == coll && m->e[i].bytes == bytes && m->e[i].root == root && m->e[i].inplace == inplace) {
+        if (m->e[i].coll == coll && m->e[i].bytes == bytes && m->e[i].root == root && m->e[i].inplace == inplace &&
+            m->e[i].commute == commute_of(c, coll)) {
             *ch = m->e[i].ch;
             return KP_SUCCESS;
         }
@@ -46,6 +53,7 @@ int kp_select_auto_on(kp_comm *c, int coll, int64_t bytes, int root, int inplace
     m->e[i].bytes = bytes;
     m->e[i].root = root;
     m->e[i].inplace = inplace;
+    m->e[i].commute = commute_of(c, coll);
     m->e[i].ch = *ch;
     m->next = (i + 1) % KP_MEMO;
     if (m->n < KP_MEMO)
@@ -55,7 +63,10 @@ int kp_select_auto_on(kp_comm *c, int coll, int64_t bytes, int root, int inplace
 
 static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
 {
-    kp_select_auto(coll, c->shm_refused ? NULL : &c->layout, c->size, bytes, ch);
+    const int commute = commute_of(c, coll);
+    kp_select_auto_red(coll, c->shm_refused ? NULL : &c->layout, c->size, bytes, commute, ch);
+    if (!ch->algo)
+        return kp_error(KP_ERR_UNSUPPORTED, "%s: %s", kp_coll_name(coll), ch->why);
     if (!kp_algo_is_node(ch->algo))
         return KP_SUCCESS;
     if (!c->node_ready) {
@@ -65,12 +76,14 @@ static int choose_auto(kp_comm *c, int coll, int64_t bytes, int root, int inplac
             return KP_COLD;
         int rc = kp_topo_node(c);
         if (rc == KP_ERR_UNSUPPORTED && c->shm_refused) { /* MPI made no segment: the rules without one */
-            kp_select_auto(coll, NULL, c->size, bytes, ch);
-            return KP_SUCCESS;
+            kp_select_auto_red(coll, NULL, c->size, bytes, commute, ch);
+            return ch->algo ? KP_SUCCESS : kp_error(KP_ERR_UNSUPPORTED, "%s: %s", kp_coll_name(coll), ch->why);
         }
         if (rc)
             return rc;
-        kp_select_auto(coll, &c->layout, c->size, bytes, ch);
+        kp_select_auto_red(coll, &c->layout, c->size, bytes, commute, ch);
+        if (!ch->algo)
+            return kp_error(KP_ERR_UNSUPPORTED, "%s: %s", kp_coll_name(coll), ch->why);
     }
     kp_calibrated_choice(c, coll, bytes, root, inplace, ch);
     return KP_SUCCESS;

@@ -15,7 +15,8 @@
  * the two copies' cost is the steadier of the two; KPORT_VERBOSE=1 prints
  * the candidates' predicted times.
  * Elsewhere (several nodes, no cross-memory attach, oversubscribed nodes:
- * one candidate or none measured) the built-in rules of select.c decide.
+ * one candidate or none measured; the reductions, which have no
+ * single-copy candidate) the built-in rules of select.c decide.
  * A forced algorithm (KPORT_<COLL>, kp_set_algorithm) still wins, and a
  * fixed KPORT_SINGLE_COPY_MIN in the environment keeps the fixed rule.
  */
@@ -37,8 +38,8 @@ int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int6
     /* the candidates the rules allow on one node, with the rules' parameters */
     const char *names[2] = {"shm_flat", single_copy_name(coll)};
     kp_params prms[2] = {{0}, {0}};
-    if (coll == KP_COLL_GATHER)
-        names[0] = "smp"; /* gather's two-copy path on one node */
+    if (coll == KP_COLL_GATHER || coll == KP_COLL_SCATTER)
+        names[0] = "smp"; /* gather's and scatter's two-copy path on one node */
     if (coll == KP_COLL_ALLGATHER)
         prms[0].chunk_kb = kp_shm_chunk_kb();
     double t[2] = {-1, -1};
@@ -79,7 +80,7 @@ int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int6
 int kp_calibrated_choice(kp_comm *c, int coll, int64_t bytes, int root, int inplace, kp_choice *ch)
 {
     if (!c->calibrated || !c->mach || c->layout.nnodes != 1 || c->size < 2 || !c->layout.cma ||
-        c->layout.oversub || coll == KP_COLL_BARRIER || kp_single_copy_min_set() ||
+        c->layout.oversub || coll == KP_COLL_BARRIER || kp_coll_is_reduction(coll) || kp_single_copy_min_set() ||
         bytes * c->size > kp_shm_max())
         return 0;
     /* a gather's MPI_IN_PLACE is the root's alone: priced without it on

@@ -79,6 +79,8 @@ int kp_settings_load(void)
     st.single_copy_min[KP_COLL_ALLGATHER] = 8192;
     st.single_copy_min[KP_COLL_GATHER] = 4096;
     st.single_copy_min[KP_COLL_ALLTOALL] = 4096;
+    st.single_copy_min[KP_COLL_BCAST] = 16384;
+    st.single_copy_min[KP_COLL_SCATTER] = 4096;
     st.chunk_kb = 0;
     int64_t x;
     if (env_count("KPORT_SHM_MAX", INT64_MAX, &x) > 0)
@@ -205,6 +207,10 @@ static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const
 static void pick(kp_choice *ch, int coll, const char *name, kp_params prm, const char *fmt, ...)
 {
     ch->algo = kp_algo_find(coll, name);
+    if (!ch->algo) { /* a rule naming an algorithm the registry lacks: a kport bug select_plan reports */
+        snprintf(ch->why, sizeof(ch->why), "no algorithm \"%s\" for %s", name, kp_coll_name(coll));
+        return;
+    }
     ch->prm = prm;
     if (!ch->prm.k && !ch->prm.C && !ch->prm.n && !ch->prm.tree && !ch->prm.chunk_kb)
         ch->prm = ch->algo->defaults;
@@ -278,11 +284,103 @@ static void auto_allgather(const kp_layout *L, int P, int64_t bytes, kp_choice *
         pick(ch, coll, "ring", none, "P*bytes=%lld > 64 KiB", (long long)total);
 }
 
+/*
+ * Broadcast, scatter and the reductions. bytes is the call's vector (bcast,
+ * reduce, allreduce, reduce_scatter) or block (scatter,
+ * reduce_scatter_block); the rules look at the whole vector V.
+ *   one node, P > 1:  the shared-memory algorithm (shm_flat; bcast and
+ *                     scatter: shm_single_copy from KPORT_SINGLE_COPY_MIN
+ *                     with cross-memory attach on cores of their own);
+ *   several nodes, some with several ranks: smp (shared memory inside each
+ *                     node, the leaders' tree or exchange between them);
+ *   one rank per node: bcast binomial up to 16 KiB or P <= 3, then scatter
+ *                     + Bruck all-gather up to 512 KiB, scatter + ring
+ *                     above; scatter binomial; reduce k-nomial (k = 2) up
+ *                     to 64 KiB, Rabenseifner above; allreduce recursive
+ *                     doubling up to 16 KiB, Rabenseifner above;
+ *                     reduce-scatter recursive halving up to 64 KiB,
+ *                     pairwise above.
+ * Non-commutative operations (commute = 0) take the algorithm that keeps
+ * rank order on any layout: k-nomial reduce, recursive-doubling allreduce,
+ * pairwise reduce-scatter.
+ */
+static void auto_more(int coll, const kp_layout *L, int P, int64_t bytes, int commute, kp_choice *ch)
+{
+    const kp_params none = {0};
+    const int64_t V = coll == KP_COLL_SCATTER || coll == KP_COLL_REDUCE_SCATTER_BLOCK ? bytes * P : bytes;
+    const int one = L && L->nnodes == 1 && P > 1, hier = L && L->nnodes < P && L->nnodes > 1;
+    const int red = coll == KP_COLL_REDUCE || coll == KP_COLL_ALLREDUCE || coll == KP_COLL_REDUCE_SCATTER_BLOCK ||
+                    coll == KP_COLL_REDUCE_SCATTER;
+    if (red && !commute) {
+        pick(ch, coll, coll == KP_COLL_REDUCE ? "knomial" : coll == KP_COLL_ALLREDUCE ? "recursive_doubling" : "pairwise",
+             none, "non-commutative operation: rank order on any layout");
+        return;
+    }
+    if (one && V <= st.shm_max) {
+        if ((coll == KP_COLL_BCAST || coll == KP_COLL_SCATTER) && L->cma && !L->oversub &&
+            bytes >= st.single_copy_min[coll] && kp_algo_find(coll, "shm_single_copy"))
+            pick(ch, coll, "shm_single_copy", none, "one node, bytes=%lld >= KPORT_SINGLE_COPY_MIN=%lld",
+                 (long long)bytes, (long long)st.single_copy_min[coll]);
+        else
+            pick(ch, coll, coll == KP_COLL_SCATTER ? "smp" : "shm_flat", none, "one node, %lld bytes in all",
+                 (long long)V);
+        return;
+    }
+    if (hier && V <= st.shm_max) {
+        pick(ch, coll, "smp", none, "%d ranks on %d nodes, %lld bytes in all", P, L->nnodes, (long long)V);
+        return;
+    }
+    switch (coll) {
+    case KP_COLL_BCAST:
+        if (V <= 16384 || P <= 3)
+            pick(ch, coll, "binomial", none, "bytes=%lld <= 16 KiB or P=%d <= 3", (long long)V, P);
+        else if (V <= ((int64_t)512 << 10))
+            pick(ch, coll, "scatter_allgather", (kp_params){.k = 1}, "bytes=%lld <= 512 KiB", (long long)V);
+        else
+            pick(ch, coll, "scatter_ring", none, "bytes=%lld > 512 KiB", (long long)V);
+        break;
+    case KP_COLL_SCATTER:
+        pick(ch, coll, "binomial", none, "P=%d, %lld bytes in all", P, (long long)V);
+        break;
+    case KP_COLL_REDUCE:
+        if (V <= 65536 || P <= 2)
+            pick(ch, coll, "knomial", (kp_params){.k = 2}, "bytes=%lld <= 64 KiB or P=%d", (long long)V, P);
+        else
+            pick(ch, coll, "rabenseifner", none, "bytes=%lld > 64 KiB", (long long)V);
+        break;
+    case KP_COLL_ALLREDUCE:
+        if (V <= 16384 || P <= 2)
+            pick(ch, coll, "recursive_doubling", none, "bytes=%lld <= 16 KiB or P=%d", (long long)V, P);
+        else
+            pick(ch, coll, "rabenseifner", (kp_params){.k = 1}, "bytes=%lld > 16 KiB", (long long)V);
+        break;
+    default: /* reduce-scatter, both forms */
+        if (V <= 65536)
+            pick(ch, coll, "recursive_halving", none, "%lld bytes in all <= 64 KiB", (long long)V);
+        else
+            pick(ch, coll, "pairwise", none, "%lld bytes in all > 64 KiB", (long long)V);
+        break;
+    }
+}
+
 void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choice *ch)
+{
+    kp_select_auto_red(coll, L, P, bytes, 1, ch);
+}
+
+void kp_select_auto_red(int coll, const kp_layout *L, int P, int64_t bytes, int commute, kp_choice *ch)
 {
     memset(ch, 0, sizeof(*ch));
     const kp_params none = {0};
     switch (coll) {
+    case KP_COLL_BCAST:
+    case KP_COLL_SCATTER:
+    case KP_COLL_REDUCE:
+    case KP_COLL_ALLREDUCE:
+    case KP_COLL_REDUCE_SCATTER_BLOCK:
+    case KP_COLL_REDUCE_SCATTER:
+        auto_more(coll, L, P, bytes, commute, ch);
+        break;
     case KP_COLL_ALLGATHER:
         auto_allgather(L, P, bytes, ch);
         break;
@@ -426,14 +524,18 @@ static int select_plan(kp_comm *c, int coll, int64_t bytes, int root, int inplac
     rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl);
     if (rc)
         return rc;
-    if (pl->refused && pl->refuse_code == KP_ERR_UNSUPPORTED && pl->resource) {
-        /* MPI refused what the plan needs (a segment of this size): the
-         * rules without shared memory, for this call; the refusal was
-         * agreed, so every rank goes the same way */
+    if (pl->refused && pl->refuse_code == KP_ERR_UNSUPPORTED && (pl->resource || coll >= KP_COLL_BCAST)) {
+        /* MPI refused what the plan needs (a segment of this size), or a
+         * newer collective's builder refused the layout (an SMP reduction
+         * whose nodes' ranks are not consecutive): the rules without
+         * shared memory, for this call; the refusal was agreed or depends
+         * on the layout only, so every rank goes the same way */
         char why[sizeof ch.why];
         snprintf(why, sizeof why, "%.150s", pl->errmsg);
-        kp_select_auto(coll, NULL, c->size, bytes, &ch);
+        kp_select_auto_red(coll, NULL, c->size, bytes, kp_coll_is_reduction(coll) ? c->red.commute : 1, &ch);
         c->alt[coll] = NULL;
+        if (!ch.algo)
+            return kp_error(KP_ERR_UNSUPPORTED, "%s: %s", kp_coll_name(coll), ch.why);
         if ((rc = kp_plan_get(c, coll, ch.algo, &ch.prm, bytes, root, inplace, &pl)))
             return rc;
         snprintf(ch.why, sizeof ch.why, "%.100s instead", why);

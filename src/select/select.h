@@ -29,6 +29,8 @@ int kp_fallback_policy(void);
 int kp_select_forced(int coll, kp_choice *ch);
 /* Built-in automatic rules. */
 void kp_select_auto(int coll, const kp_layout *L, int P, int64_t bytes, kp_choice *ch);
+/* ... for a reduction whose operation commutes or not (kp_select_auto: 1). */
+void kp_select_auto_red(int coll, const kp_layout *L, int P, int64_t bytes, int commute, kp_choice *ch);
 /* kp_select_auto on c's layout, bringing up the node tier (and its
  * calibration) first when the rules pick a shared-memory algorithm (their
  * choice depends on whether cross-memory attach works, which the node tier
