@@ -79,6 +79,7 @@ int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 /* Broadcast builders (src/algo/bcast/<name>.c); s->root is the root, whose
  * KP_BUF_RECV holds the data; every rank's KP_BUF_RECV is bytes long. */
 /* (bcast builders) */
+int kp_bcast_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 
 /* Scatter builders (src/algo/scatter/<name>.c); the root's KP_BUF_SEND is
  * P * bytes; under MPI_IN_PLACE the root has no receive buffer. */

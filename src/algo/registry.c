@@ -72,6 +72,8 @@ static const kp_algo registry[] = {
     {"shm_single_copy", KP_COLL_ALLTOALL, kp_alltoall_shm_single_copy_build, 0, {0},
      "one node: every rank reads its blocks from the peers' send buffers (cross-memory attach)", KP_SPAN_RANKS, NULL},
     /* bcast */
+    {"shm_single_copy", KP_COLL_BCAST, kp_bcast_shm_single_copy_build, 0, {0},
+     "one node: every rank reads the root's buffer directly (cross-memory attach)", KP_SPAN_RANKS, NULL},
     /* scatter */
     /* reduce */
     /* allreduce */
