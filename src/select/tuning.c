@@ -47,6 +47,10 @@ typedef struct ctx {
 } ctx;
 
 /* "name, line L: rule R: "field": why" (rule 0: a top-level field) */
+#define KNOWN_COLLS                                                                                              \
+    "allgather, barrier, gather, alltoall, bcast, scatter, reduce, allreduce, reduce_scatter_block or "          \
+    "reduce_scatter"
+
 static int refuse(const ctx *c, int line, int rule, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int refuse(const ctx *c, int line, int rule, const char *field, const char *fmt, ...)
@@ -140,7 +144,7 @@ static int load_rule(const ctx *c, const kp_json *v, int ri, kp_tuning_rule *r)
         return refuse(c, cm->line, ri, "comment", "%s: expected a string", kp_json_type_name(cm->type));
     const kp_json *co = kp_json_get(v, "collective");
     if (!co)
-        return refuse(c, v->line, ri, "collective", "missing (allgather, barrier, gather or alltoall)");
+        return refuse(c, v->line, ri, "collective", "missing (%s)", KNOWN_COLLS);
     if (co->type != KP_JSON_STRING)
         return refuse(c, co->line, ri, "collective", "%s: expected a string", kp_json_type_name(co->type));
     r->coll = -1;
@@ -148,8 +152,8 @@ static int load_rule(const ctx *c, const kp_json *v, int ri, kp_tuning_rule *r)
         if (strcmp(co->string, kp_coll_name(k)) == 0)
             r->coll = k;
     if (r->coll < 0)
-        return refuse(c, co->line, ri, "collective", "unknown collective \"%s\" (allgather, barrier, gather or alltoall)",
-                      co->string);
+        return refuse(c, co->line, ri, "collective", "unknown collective \"%s\" (%s)",
+                      co->string, KNOWN_COLLS);
     int rc;
     if ((rc = get_range(c, v, ri, "P", 1, &r->P)) || (rc = get_range(c, v, ri, "nodes", 1, &r->nodes)) ||
         (rc = get_range(c, v, ri, "ppn", 1, &r->ppn)) || (rc = get_range(c, v, ri, "bytes", 0, &r->bytes)))
