@@ -7,8 +7,9 @@
  * round's posts (they announce that all earlier rounds are complete), posts
  * the receives and then the sends (nonblocking, in schedule order, so MPI's
  * non-overtaking rule matches them as the checker assumes), runs the local
- * and shared-memory copies and single-copy peer reads while the messages
- * fly, waits for the peers' posts the round asks for (spinning, then
+ * and shared-memory copies, single-copy peer reads and combines (reductions:
+ * the call's kp_reducer, exec/reduce.h) while the messages fly, waits for
+ * the peers' posts the round asks for (spinning, then
  * yielding, and progressing this round's messages meanwhile), and finally
  * waits for the round's messages. Messages above 2^30 bytes go as several
  * MPI messages of at most 2^30 bytes.
@@ -92,6 +93,11 @@ static int resources(kp_plan *pl, kp_comm *c)
 
 int kp_exec_run(kp_plan *pl, const void *sbuf, void *rbuf)
 {
+    return kp_exec_run_red(pl, sbuf, rbuf, NULL);
+}
+
+int kp_exec_run_red(kp_plan *pl, const void *sbuf, void *rbuf, const kp_reducer *red)
+{
     const kp_sched *s = &pl->sched;
     kp_comm *c = pl->owner;
     int rc = KP_SUCCESS;
@@ -118,8 +124,8 @@ int kp_exec_run(kp_plan *pl, const void *sbuf, void *rbuf)
         me->addr[1] = (uint64_t)(uintptr_t)rbuf;
         me->addr[2] = (uint64_t)(uintptr_t)pl->scratch;
     }
-    /* plan.c ordered each round: posts, receives, sends, copies and peer
-     * reads, waits */
+    /* plan.c ordered each round: posts, receives, sends, copies, peer reads
+     * and combines, waits */
     const kp_op *ops = s->ops, *end = ops + s->nops;
     const kp_op *op = ops;
     while (op < end) {
@@ -160,6 +166,13 @@ int kp_exec_run(kp_plan *pl, const void *sbuf, void *rbuf)
                 char *dst = base[op->u.copy.dst.buf] + op->u.copy.dst.off;
                 if (src != dst)
                     kp_copy(dst, src, (size_t)op->u.copy.src.len);
+                break;
+            }
+            case KP_OP_REDUCE: {
+                const kp_region *a = &op->u.reduce.a, *b = &op->u.reduce.b, *d = &op->u.reduce.dst;
+                rc = red ? kp_reduce_apply(red, base[d->buf] + d->off, base[a->buf] + a->off, base[b->buf] + b->off,
+                                           d->len)
+                         : kp_error(KP_ERR_INTERNAL, "%s combines data, but the call gave no operation", pl->name);
                 break;
             }
             case KP_OP_PEER_READ:
