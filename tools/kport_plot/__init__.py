@@ -20,13 +20,17 @@ once per group of records that belong together, with one panel per MPI
 build where a figure compares algorithms. Files written (NAME = what the
 figure shows, each as DIR/PREFIXNAME.png and .pdf):
 
-  collectives (allgather, barrier, gather, alltoall; one set per
-  collective, P, mode - isolated calls or back-to-back batches - and root):
-    COLL-pP[-b2bN][-rootR]-latency    median latency (us per call) against
-        the message size per kport algorithm, with the native collective of
-        every MPI build as black lines in every panel and the memcpy
-        reference dotted; barrier (no size): bars per algorithm, the
-        prediction (when present) a black dash on each bar
+  collectives (allgather, barrier, gather, alltoall, bcast, scatter,
+  reduce, allreduce, reduce_scatter_block, reduce_scatter; one set per
+  collective, P, reduction type and op, mode - isolated calls or
+  back-to-back batches - and root):
+    COLL-pP[-TYPE-OP][-b2bN][-rootR]-latency    median latency (us per
+        call) against the message size per kport algorithm, with the native
+        collective of every MPI build as black lines in every panel, the
+        memcpy reference dotted and allreduce's bw_limit dashed (grey);
+        TYPE-OP only for reductions other than double and sum; barrier (no
+        size): bars per algorithm, the prediction (when present) a black
+        dash on each bar
     ...-ratio     each median over the better native median of the same size
         (all builds, as scripts/bench_report.py computes it); below 1 kport
         is faster
@@ -37,6 +41,10 @@ figure shows, each as DIR/PREFIXNAME.png and .pdf):
         size) one point, the line y = x and the band of +-25%; the legend
         gives each build's median error |predicted/measured - 1| and how
         many points lie in the band
+    ...-limit      (records with "bw_limit_us", kport-bench allreduce) every
+        kport algorithm's and the native median over the memory-bandwidth
+        limit measured in the same run, against the size, one panel per
+        build; lines at 1 (the limit) and 1.2
   fanout-pP... -> fanout                  RTT(P)/P measured (solid, from
         "rtt_per_p_us") and LogP-predicted (dashed, "predicted_per_p_us",
         kport-bench fanout --params) against P, one line per size, one panel

@@ -1,7 +1,8 @@
 """kport-plot: the collectives' figures (kport-bench allgather, barrier,
-gather, alltoall): latency against size per algorithm with the native
-collectives, the ratio to the better native, measured against predicted,
-and the scatter of predicted against measured (the manual:
+gather, alltoall, bcast, scatter and the reductions): latency against size
+per algorithm with the native collectives, the ratio to the better native,
+measured against predicted, the scatter of predicted against measured, and
+for allreduce the ratio to its memory-bandwidth limit (the manual:
 kport_plot/__init__.py)."""
 
 import re
@@ -9,7 +10,7 @@ import re
 from kport_tools.mpi import mpi_tag
 
 from .common import builds, fmt_bytes, median_of, series, short_alg, title
-from .records import NOT_KPORT, SIZELESS, is_number, progress, say
+from .records import NOT_KPORT, SIZE_LABEL, SIZELESS, is_number, progress, say
 
 
 class CollectiveFigures:
@@ -21,17 +22,22 @@ class CollectiveFigures:
             mode = r.get("mode", "isolated")
             calls = int(r["calls_per_batch"]) if mode == "b2b" and is_number(r.get("calls_per_batch")) else 0
             root = int(r["root"]) if is_number(r.get("root")) else None
-            groups.setdefault((r["coll"], int(r["P"]), mode, calls, root), []).append(r)
-        for (coll, P, mode, calls, root), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            red = (r.get("type") or "double", r.get("op") or "sum") if "type" in r or "op" in r else None
+            groups.setdefault((r["coll"], int(r["P"]), mode, calls, root, red), []).append(r)
+        for (coll, P, mode, calls, root, red), g in sorted(groups.items(), key=lambda kv: str(kv[0])):
             base = "%s-p%d" % (coll, P)
             what = coll
+            if red is not None:  # a reduction: its type and op, named in files unless double and sum
+                if red != ("double", "sum"):
+                    base += "-%s-%s" % (re.sub(r"[^A-Za-z0-9]+", "_", red[0]), re.sub(r"[^A-Za-z0-9]+", "_", red[1]))
+                what += " (%s, %s)" % red
             if mode == "b2b":
                 base += "-b2b%d" % calls
                 what += ", back to back (%d calls per batch)" % calls
             elif mode != "isolated":
                 base += "-" + re.sub(r"[^A-Za-z0-9]+", "_", mode)
                 what += ", " + mode
-            if root is not None and coll == "gather":
+            if root is not None:
                 base += "-root%d" % root
                 what += ", root %d" % root
             progress("drawing %s" % base)
@@ -41,6 +47,8 @@ class CollectiveFigures:
                 self.coll_curves(base, what, g)
             if any(is_number(r.get("predicted_us")) for r in g):
                 self.scatter(base + "-scatter", "%s: predicted against measured" % what, g)
+            if any(is_number(r.get("bw_limit_us")) and r["size"] > 0 for r in g):
+                self.limit_curves(base + "-limit", what, g)
             self.flush()
 
     def alg_key(self, r):
@@ -70,8 +78,7 @@ class CollectiveFigures:
         color = dict(zip(algs, self.colors(len(algs))))
         markers = "os^vD<>pPhX*"
         marker = {a: markers[i % len(markers)] for i, a in enumerate(algs)}
-        size_label = ("message size (bytes per rank pair)" if g[0]["coll"] == "alltoall"
-                      else "message size (bytes per rank)")
+        size_label = SIZE_LABEL.get(g[0]["coll"], "message size (bytes per rank)")
         unit = "us per call" if g[0].get("mode") == "b2b" else "us"
         ylab = "median latency (%s)" % unit
         native_styles = ["-", "--", "-.", ":"]
@@ -97,10 +104,12 @@ class CollectiveFigures:
                 if pts:
                     ax.plot(*zip(*pts), color=color[a], marker=marker[a], ms=4, lw=1.2, label=a)
             draw_natives(ax, lambda x, y: y)
-            ref = series([r for r in mine if r["algorithm"] == "memcpy"], lambda r: 0, "size", "median_us")
-            if ref.get(0):
-                pts = self.drop_nonpositive(ref[0], log)
-                ax.plot(*zip(*pts), color="grey", ls=":", lw=1.5, label="memcpy (reference)")
+            for ref_alg, ls, label in (("memcpy", ":", "memcpy (reference)"),
+                                       ("bw_limit", "--", "bw_limit (memory-bandwidth limit)")):
+                ref = series([r for r in mine if r["algorithm"] == ref_alg], lambda r: 0, "size", "median_us")
+                pts = self.drop_nonpositive(ref.get(0, []), log)
+                if pts:
+                    ax.plot(*zip(*pts), color="grey", ls=ls, lw=1.5, label=label)
             self.size_axis(ax, size_label)
             self.value_axis(ax, allv, ylab)
             ax.set_title("kport on %s" % m, fontsize="medium")
@@ -258,3 +267,41 @@ class CollectiveFigures:
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False)
         self.suptitle(fig, title(what, g))
+
+    def limit_curves(self, base, what, g):
+        """Every median over the bw_limit of its build and size (kport-bench
+        allreduce's "bw_limit_us"), one panel per build: 1 is the limit, the
+        dotted line 1.2 the issue's target from 64 KiB up."""
+        g = [r for r in g if is_number(r.get("bw_limit_us")) and r["bw_limit_us"] > 0 and r["size"] > 0
+             and r["algorithm"] != "bw_limit"]
+        if not g:
+            return
+        mpis = builds(g)
+        algs = []
+        for r in g:
+            if r["algorithm"] not in ("memcpy", "sendrecv") and self.alg_key(r) not in algs:
+                algs.append(self.alg_key(r))
+        color = dict(zip(algs, self.colors(len(algs))))
+        fig, axes = self.new(base, len(mpis))
+        ratios = [r["median_us"] / r["bw_limit_us"] for r in g]
+        for ax, m in zip(axes[0], mpis):
+            curves = series([r for r in g if r["mpi"] == m], self.alg_key, "size",
+                            lambda r: r["median_us"] / r["bw_limit_us"])
+            for a in algs:
+                if a in curves:
+                    native = a == "native"
+                    ax.plot(*zip(*curves[a]), color="black" if native else color[a], lw=2.2 if native else 1.2,
+                            marker=None if native else "o", ms=3, label="native %s" % m if native else a)
+            ax.axhline(1.0, color="grey", lw=1.0, ls="--", label="bw_limit")
+            ax.axhline(1.2, color="grey", lw=0.8, ls=":", label="1.2 x bw_limit")
+            self.size_axis(ax, SIZE_LABEL.get(g[0]["coll"], "message size (bytes)"))
+            if max(ratios) / max(min(ratios), 1e-9) > 10:
+                ax.set_yscale("log", base=2)
+                ax.yaxis.set_major_formatter(self.ticker.FormatStrFormatter("%g"))
+            else:
+                ax.set_ylim(bottom=0)
+            ax.set_title("kport on %s" % m, fontsize="medium")
+            ax.grid(True, which="major", alpha=0.3)
+            self.legend_below(ax)
+        axes[0][0].set_ylabel("median / bw_limit (1: the memory-bandwidth limit)")
+        self.suptitle(fig, title("%s: against the memory-bandwidth limit" % what, g))

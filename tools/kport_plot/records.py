@@ -14,10 +14,16 @@ EXIT_IO = 1
 EXIT_BAD = 2
 EXIT_NO_MATPLOTLIB = 3
 
-COLLECTIVES = ("allgather", "barrier", "gather", "alltoall")
+COLLECTIVES = ("allgather", "barrier", "gather", "alltoall", "bcast", "scatter", "reduce", "allreduce",
+               "reduce_scatter_block", "reduce_scatter")
 SIZELESS = ("barrier",)
 # columns that are not kport algorithms: the native MPI and kport-bench's references
-NOT_KPORT = ("native", "memcpy", "sendrecv")
+NOT_KPORT = ("native", "memcpy", "sendrecv", "bw_limit")
+# what a record's "size" is, per collective (the size axis' label)
+SIZE_LABEL = {"alltoall": "message size (bytes per rank pair)", "bcast": "message size (bytes)",
+              "reduce": "vector size (bytes)", "allreduce": "vector size (bytes)",
+              "reduce_scatter_block": "result block size (bytes per rank)",
+              "reduce_scatter": "vector size (bytes; uneven blocks)"}
 
 NUMBER = "number"
 TEXT = "text"
@@ -169,9 +175,13 @@ def load(paths):
                     unknown["loggp/" + str(k)] = unknown.get("loggp/" + str(k), 0) + 1
                     continue
             if kind == "collective":
-                for opt in ("predicted_us", "calls_per_batch", "root"):
+                for opt in ("predicted_us", "calls_per_batch", "root", "bw_limit_us"):
                     if r.get(opt) is not None and not is_number(r[opt]):
                         raise BadInput('%s: %s record: "%s" is %s, not a number'
+                                       % (where, r["coll"], opt, json.dumps(r[opt])))
+                for opt in ("type", "op"):
+                    if r.get(opt) is not None and not isinstance(r[opt], str):
+                        raise BadInput('%s: %s record: "%s" is %s, not a string'
                                        % (where, r["coll"], opt, json.dumps(r[opt])))
             if kind == "sim":
                 for opt in ("bytes", "node_size", "rails"):
