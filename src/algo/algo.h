@@ -79,21 +79,48 @@ int kp_alltoall_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 /* Broadcast builders (src/algo/bcast/<name>.c); s->root is the root, whose
  * KP_BUF_RECV holds the data; every rank's KP_BUF_RECV is bytes long. */
 /* (bcast builders) */
+int kp_bcast_binomial_build(kp_sched *s, const kp_params *prm);
+int kp_bcast_knomial_build(kp_sched *s, const kp_params *prm);
+int kp_bcast_scatter_allgather_build(kp_sched *s, const kp_params *prm);
+int kp_bcast_scatter_ring_build(kp_sched *s, const kp_params *prm);
+int kp_bcast_chain_build(kp_sched *s, const kp_params *prm);
+int kp_bcast_shm_flat_build(kp_sched *s, const kp_params *prm);
+int kp_bcast_smp_build(kp_sched *s, const kp_params *prm);
 int kp_bcast_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 
 /* Scatter builders (src/algo/scatter/<name>.c); the root's KP_BUF_SEND is
  * P * bytes; under MPI_IN_PLACE the root has no receive buffer. */
 /* (scatter builders) */
+int kp_scatter_binomial_build(kp_sched *s, const kp_params *prm);
+int kp_scatter_direct_build(kp_sched *s, const kp_params *prm);
+int kp_scatter_smp_build(kp_sched *s, const kp_params *prm);
+int kp_scatter_shm_single_copy_build(kp_sched *s, const kp_params *prm);
 
 /* Reduction builders: s->elem, s->commute (sched.h); combines through
  * kp_sched_reduce. A builder that needs a commutative operation refuses
  * a non-commutative one with KP_ERR_UNSUPPORTED. */
 /* Reduce (src/algo/reduce/<name>.c). */
 /* (reduce builders) */
+int kp_reduce_knomial_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_rabenseifner_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_smp_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_shm_flat_build(kp_sched *s, const kp_params *prm);
 /* Allreduce (src/algo/allreduce/<name>.c). */
 /* (allreduce builders) */
+int kp_allreduce_recursive_doubling_build(kp_sched *s, const kp_params *prm);
+int kp_allreduce_recursive_multiplying_build(kp_sched *s, const kp_params *prm);
+int kp_allreduce_rabenseifner_build(kp_sched *s, const kp_params *prm);
+int kp_allreduce_ring_build(kp_sched *s, const kp_params *prm);
+int kp_allreduce_shm_flat_build(kp_sched *s, const kp_params *prm);
+int kp_allreduce_smp_build(kp_sched *s, const kp_params *prm);
+int64_t kp_ar_shm_chunk(int64_t bytes, int64_t elem, const kp_params *prm); /* shm_flat's pipelining chunk */
 /* Reduce-scatter, regular and with counts per rank (src/algo/reduce_scatter/<name>.c). */
 /* (reduce_scatter builders) */
+int kp_reduce_scatter_pairwise_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_scatter_recursive_halving_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_scatter_kport_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_scatter_smp_build(kp_sched *s, const kp_params *prm);
+int kp_reduce_scatter_shm_flat_build(kp_sched *s, const kp_params *prm);
 
 /* Registry queries. */
 int kp_algo_count(int coll);

@@ -1,0 +1,157 @@
+/*
+ * Shared-memory allreduce for ranks on one node: every rank reduces its
+ * slice of the vector over everyone's copy in the segment, then every rank
+ * copies the whole result out (pipelined in chunks).
+ *
+ * The vector is cut into chunks of ch bytes (whole elements), and each chunk
+ * into P slices (kp_ar_cut). The segment holds, per chunk parity (two sets
+ * when there is more than one chunk), a slot per rank of P sub-slots, one
+ * per slice, each rounded up to a cache line (and to the element):
+ *  - rank q copies slice j (j != q) of its input chunk into sub-slot j of
+ *    its slot and posts; it never copies its own slice in;
+ *  - once every rank has posted, rank q combines slice q over all P inputs
+ *    LEFT TO RIGHT IN RANK ORDER, (((x0 (op) x1) (op) x2) ...), reading its
+ *    own from its send buffer and the others from their slots, straight into
+ *    sub-slot q of its own slot (which holds no input: the result area costs
+ *    no extra segment), and posts;
+ *  - once every rank has posted again, every rank copies the P result slices
+ *    of the chunk into its receive buffer (its own in the round of its
+ *    post, while it waits for the others).
+ * Pipelined: the post after chunk i's combine also says "chunk i+1's input
+ * is in", so one post per chunk (nchunks + 1 in all); in the round after it
+ * a rank copies chunk i's results out, copies chunk i+2's input in (into the
+ * set of chunk i, whose inputs everyone has combined: their posts said so;
+ * the result sub-slots are never written by a copy in) and combines chunk
+ * i+1. Sub-slots are fixed per slice, so a short last chunk never moves a
+ * slice onto bytes a peer still reads.
+ * Each slice's value is computed once, in rank order, and copied: every rank
+ * gets bitwise the same result, correct for non-commutative operations.
+ * Every rank waits for every other's first post, made on entry: the node
+ * fence of algo/smp_common.h, so calls that reuse a half of the segment
+ * (the executor alternates halves) cannot race.
+ * Under MPI_IN_PLACE the input is in the receive buffer: a chunk's slices are
+ * copied in or combined before its results are copied over them.
+ *
+ * Small vectors (at most KP_LINE - max(8, elem) bytes, elem dividing KP_LINE)
+ * take one synchronisation instead of two: every rank copies its vector into
+ * its flag line (KP_BUF_LINE) and posts on it, and then combines all P
+ * vectors itself, left to right in rank order, into its receive buffer --
+ * the same expression on the same operands on every rank. At P = 2 that is
+ * one flag transfer (data in the flag's cache line) and one combine.
+ *
+ * Paper: none for this exact form; every rank reducing a slice of the node's
+ * vectors in shared memory is what Open MPI's coll/xhc and coll/acoll and
+ * MPICH's release_gather allreduce do within a node (issue 37), and the
+ * flags and the pipelining are shm_flat's all-gather's
+ * (000_b36fdf3a016ff124.txt section 5.1: concurrent copies into sections of
+ * a shared region, flags instead of locks).
+ *
+ * Cost (n bytes, c = copy time per byte, gamma = combine time per byte,
+ * sync = one post/wait): T = (P-1)/P n c (copy in) + (P-1)/P n gamma
+ * (slice combine, P - 1 rounds of n/P) + n c (copy out) + 2 sync with one
+ * chunk; pipelined, copy in and copy out of neighbouring chunks overlap
+ * and (nchunks + 1) syncs. Lines: (P-1) n gamma + n c + sync.
+ * Memory: a segment of sets * P * P * sub bytes, sub = ceil(ch / P)
+ * rounded up to a cache line: about 2 P ch (P ch with one chunk); no scratch.
+ * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
+ * Parameter chunk_kb: chunk size in KiB (0: automatic, kp_ar_shm_chunk).
+ *
+ * Example, P = 2, n = 16 (two doubles, slices A = [0, 8), B = [8, 16)):
+ *   round 0  0: copy B0 -> slot0.B           1: copy A1 -> slot1.A
+ *   round 1  post 1, wait the other's post 1
+ *   round 2  0: slot0.A = (A0 (op) slot1.A)  1: slot1.B = (slot0.B (op) B1)
+ *   round 3  post 2 and copy the own result slice out; wait
+ *   round 4  0: copy slot1.B -> B            1: copy slot0.A -> A
+ * (n = 16 goes by the lines, of course; the example shows the segment path.)
+ */
+#include "algo/allreduce/ar_common.h"
+#include "algo/shm_common.h"
+
+/* the pipelining chunk: chunk_kb, else the whole vector up to 256 KiB, else
+ * 64 KiB; whole elements */
+int64_t kp_ar_shm_chunk(int64_t n, int64_t elem, const kp_params *prm)
+{
+    int64_t ch = prm->chunk_kb > 0 ? (int64_t)prm->chunk_kb << 10 : n <= ((int64_t)256 << 10) ? n : (int64_t)64 << 10;
+    ch = ch / elem * elem;
+    return ch < elem ? elem : ch;
+}
+
+/* the small vectors' way: every rank's vector in its flag line, every rank
+ * combines all of them in rank order */
+static int by_lines(kp_sched *s, int64_t dstart)
+{
+    const int P = s->P, me = s->rank;
+    const int64_t n = s->bytes;
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + dstart, n);
+    kp_sched_next_round(s);
+    kp_shm_wait_all(s, kp_sched_post_line(s), 1);
+    kp_sched_next_round(s);
+    for (int t = 1; t < P; t++) {
+        if (t == 1)
+            kp_sched_reduce(s, KP_BUF_LINE, dstart, KP_BUF_LINE, KP_LINE + dstart, KP_BUF_RECV, 0, n);
+        else
+            kp_sched_reduce(s, KP_BUF_RECV, 0, KP_BUF_LINE, (int64_t)t * KP_LINE + dstart, KP_BUF_RECV, 0, n);
+        kp_sched_next_round(s);
+    }
+    return kp_sched_finish(s);
+}
+
+int kp_allreduce_shm_flat_build(kp_sched *s, const kp_params *prm)
+{
+    int rc = kp_shm_one_node(s, "shm_flat", 0);
+    if (rc)
+        return rc;
+    if (kp_ar_begin(s, "shm_flat", 0, &rc))
+        return rc;
+    const int P = s->P, me = s->rank;
+    const int64_t n = s->bytes, e = s->elem > 0 ? s->elem : 1;
+    const int64_t dstart = e > 8 ? e : 8;
+    if (KP_LINE % e == 0 && dstart + n <= KP_LINE)
+        return by_lines(s, dstart);
+
+    const int64_t ch = kp_ar_shm_chunk(n, e, prm), nch = (n + ch - 1) / ch, A = kp_ar_align(e);
+    const int sets = nch > 1 ? 2 : 1;
+    const int64_t sub = ((ch / e + P - 1) / P * e + A - 1) / A * A;
+    kp_sched_need_shm(s, (int64_t)sets * P * P * sub);
+#define CLEN(i) ((i) == nch - 1 ? n - (i) * ch : ch)
+#define SOFF(i, j) ((i) * ch + kp_ar_cut(s, CLEN(i), P, (j)))
+#define SLEN(i, j) (kp_ar_cut(s, CLEN(i), P, (j) + 1) - kp_ar_cut(s, CLEN(i), P, (j)))
+#define SLOT(q, i, j) ((((int64_t)((i) % sets) * P + (q)) * P + (j)) * sub)
+#define COPY_IN(i)                                                                                                     \
+    for (int j = 0; j < P; j++)                                                                                        \
+        if (j != me)                                                                                                   \
+            kp_sched_copy(s, KP_BUF_SEND, SOFF(i, j), KP_BUF_SHM, SLOT(me, i, j), SLEN(i, j));
+
+    COPY_IN(0);
+    kp_sched_next_round(s);
+    for (int64_t t = 0; t <= nch; t++) {
+        kp_shm_wait_all(s, kp_sched_post(s), 0);
+        if (t >= 1) /* the own result slice, while the others' posts come in */
+            kp_sched_copy(s, KP_BUF_SHM, SLOT(me, t - 1, me), KP_BUF_RECV, SOFF(t - 1, me), SLEN(t - 1, me));
+        kp_sched_next_round(s);
+        if (t >= 1)
+            for (int j = 0; j < P; j++)
+                if (j != me)
+                    kp_sched_copy(s, KP_BUF_SHM, SLOT(j, t - 1, j), KP_BUF_RECV, SOFF(t - 1, j), SLEN(t - 1, j));
+        if (t + 1 < nch)
+            COPY_IN(t + 1);
+        if (t < nch) { /* slice me of chunk t, rank order, into sub-slot me of my slot */
+            const int64_t len = SLEN(t, me), dst = SLOT(me, t, me);
+            for (int q = 1; q < P; q++) {
+                const int ab = q == 1 ? (me == 0 ? KP_BUF_SEND : KP_BUF_SHM) : KP_BUF_SHM;
+                const int64_t ao = q == 1 ? (me == 0 ? SOFF(t, me) : SLOT(0, t, me)) : dst;
+                const int bb = q == me ? KP_BUF_SEND : KP_BUF_SHM;
+                const int64_t bo = q == me ? SOFF(t, me) : SLOT(q, t, me);
+                kp_sched_reduce(s, ab, ao, bb, bo, KP_BUF_SHM, dst, len);
+                kp_sched_next_round(s);
+            }
+        }
+        kp_sched_next_round(s);
+    }
+#undef COPY_IN
+#undef SLOT
+#undef SLEN
+#undef SOFF
+#undef CLEN
+    return kp_sched_finish(s);
+}
