@@ -86,6 +86,15 @@ static inline int kp_smp_pos(const kp_smp *v, int r)
     return kp_smp_start(v, kp_smp_node_of(v, r)) + kp_smp_local(v, r);
 }
 
+/* wait for post n of every other rank of node `node` but `skip` (-1: none),
+ * into the current round */
+static inline void kp_smp_wait_node(kp_sched *s, const kp_smp *v, int node, int n, int skip)
+{
+    for (int l = 0; l < kp_smp_size(v, node); l++)
+        if (kp_smp_rank(v, node, l) != s->rank && kp_smp_rank(v, node, l) != skip)
+            kp_sched_wait(s, kp_smp_rank(v, node, l), n);
+}
+
 /* ---- all-gather phases ------------------------------------------------------- */
 
 /* copy positions [a, b) of the result area (segment) to their ranks' places
