@@ -6,6 +6,17 @@
  *   kport-sim barrier -a nway_dissemination:n=2 -P 65536 -L 2500 -o 1500 -g 1000 -G 6
  *   kport-sim allgather -a smp_bruck:k=2 -P 65536 --node-size 64 -m 4096 --params p.json
  *   kport-sim alltoall -a pairwise -P 4096 -m 64 --per-rank --format json
+ *   kport-sim allreduce -a recursive_doubling -P 1000000 -m 8 --elem 8 --gamma 0.5
+ *
+ * Collectives: allgather, gather, alltoall, barrier, bcast, scatter, reduce,
+ * allreduce, reduce_scatter_block, reduce_scatter. -m is the per-rank block
+ * (bcast, reduce, allreduce: the whole vector; reduce_scatter: the whole
+ * vector, split into P result blocks of whole elements, the first
+ * (m / elem) % P ranks one element more); --root r for the rooted ones;
+ * reductions: --elem E (bytes of one element, default 1; -m a multiple of
+ * it), --noncommutative (the builders keep rank order or refuse), --gamma
+ * ns/byte: the combine's cost (compute.reduce.per_byte; default 1 ns/byte
+ * like the GOAL export's calc, or the parameter file's).
  *
  * Costs: LogGOPSim's parameters and units on the command line (-L -o -g -G
  * -O in ns and ns/byte, -S: messages of more than S bytes go rendezvous;
@@ -14,7 +25,7 @@
  * parameter file `kport-bench loggp` writes (docs/PARAMETERS.md: p2p.intra
  * between ranks of one node, p2p.inter otherwise, the shm section for
  * copies, peer reads/writes and flags), whose values the command line's
- * override; a file's measured exchange (X, XG) prices a receive paired with
+ * override (--gamma the file's combine cost); a file's measured exchange (X, XG) prices a receive paired with
  * a send to the same peer in its round, and X2, X2G each further such pair
  * with that peer in the round (--no-exchange: ignore them). Nodes: --node-size n (ranks r*n .. r*n+n-1); --rails r: a
  * node's inter-node messages share r NICs; --ports k: k messages in flight
@@ -46,13 +57,17 @@ static const char *colls[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "al
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: kport-sim allgather|gather|alltoall|barrier -a NAME[:k=2,...] -P N [-m BYTES]\n"
+            "usage: kport-sim COLL -a NAME[:k=2,...] -P N [-m BYTES]\n"
+            "  COLL: allgather gather alltoall barrier bcast scatter reduce allreduce\n"
+            "        reduce_scatter_block reduce_scatter\n"
             "                 [--node-size n] [--root r] [--inplace] [--params FILE.json]\n"
+            "                 [--elem E] [--noncommutative] [--gamma ns/byte]\n"
             "                 [-L ns] [-o ns] [-g ns] [-G ns/byte] [-O ns/byte] [-S bytes]\n"
             "                 [--rails r] [--ports k] [--per-rank] [--format text|json] [-q]\n"
             "                 [--loggopsim-zero-bytes] [--no-exchange] [--rules loggopsim|executor]\n"
             "Simulates kport's schedule of the collective under LogGP (docs/SIMULATOR.md).\n"
-            "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies 1 ns/byte;\n"
+            "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies and combines 1 ns/byte;\n"
+            "reductions: --elem E bytes per element (default 1), --noncommutative, --gamma: the combine's ns/byte;\n"
             "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S;\n"
             "--no-exchange: ignore the file's measured exchanges (X, XG, X2, X2G), LogGP's rule for every receive.\n"
             "--rules executor: the cost model's rules (kport's executor order; no ports, rails, critical path),\n"
@@ -98,15 +113,30 @@ static int inum(const char *opt, const char *s, double lo, double hi, int64_t *o
 /* the options that take a value */
 static int valued(const char *a)
 {
-    static const char *const opts[] = {"-a", "-P", "-m", "--node-size", "--root", "--rails", "--ports", "--params",
-                                       "--format", "-L", "-o", "-g", "-G", "-O", "-S", "--rules"};
+    static const char *const opts[] = {"-a",       "-P", "-m", "--node-size", "--root", "--rails", "--ports",
+                                       "--params", "--format", "-L", "-o", "-g", "-G", "-O", "-S", "--rules",
+                                       "--elem",   "--gamma"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
     return 0;
 }
 
-static const char *const hop_name[] = {"send", "take", "copy", "flag"};
+/* reduce_scatter's result blocks of a vector of `bytes`: whole elements,
+ * the first (bytes / elem) % P ranks one element more; [P + 1] offsets */
+static int64_t *rs_blocks(int P, int64_t bytes, int64_t elem)
+{
+    int64_t *off = malloc(((size_t)P + 1) * sizeof *off);
+    if (!off)
+        return NULL;
+    const int64_t n = bytes / elem, q = n / P, rem = n % P;
+    off[0] = 0;
+    for (int j = 0; j < P; j++)
+        off[j + 1] = off[j] + (q + (j < rem)) * elem;
+    return off;
+}
+
+static const char *const hop_name[] = {"send", "take", "copy", "flag", "combine"};
 
 static void print_hop(const kp_sim_hop *h)
 {
@@ -120,6 +150,7 @@ static void print_hop(const kp_sim_hop *h)
         else
             printf("copies %lld B from or to %d\n", (long long)h->len, h->peer);
         break;
+    case KP_SIM_HOP_REDUCE: printf("combines %lld B\n", (long long)h->len); break;
     default: printf("sees post %lld of %d\n", (long long)h->len, h->peer); break;
     }
 }
@@ -169,14 +200,14 @@ int main(int argc, char **argv)
             coll = c;
     if (coll < 0) {
         if (argc >= 2)
-            fprintf(stderr, "kport-sim: unknown collective \"%s\" (allgather, gather, alltoall or barrier)\n",
-                    argv[1]);
+            fprintf(stderr, "kport-sim: unknown collective \"%s\"\n", argv[1]);
         usage(stderr);
         return 2;
     }
     const char *spec = NULL, *pfile = NULL, *format = "text";
-    int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1;
-    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0, no_exchange = 0;
+    int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1, elem = 1;
+    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0, no_exchange = 0, noncomm = 0, elem_given = 0;
+    double gamma = NAN;
     kp_timing_rules rules = KP_RULES_LOGGOPSIM;
     /* command-line LogGP values: NAN = not given */
     double L = NAN, o = NAN, g = NAN, G = NAN, O = NAN, S = NAN;
@@ -195,6 +226,8 @@ int main(int argc, char **argv)
             zero_wrap = 1, takes = 0;
         else if (!strcmp(a, "--no-exchange"))
             no_exchange = 1, takes = 0;
+        else if (!strcmp(a, "--noncommutative"))
+            noncomm = 1, takes = 0;
         else if (!valued(a))
             return usage(stderr), bad("unknown option \"%s\"%s", a, "");
         else if (!v)
@@ -218,6 +251,13 @@ int main(int argc, char **argv)
                 return 2;
         } else if (!strcmp(a, "--ports")) {
             if (inum(a, v, 1, 64, &ports))
+                return 2;
+        } else if (!strcmp(a, "--elem")) {
+            if (inum(a, v, 1, 1 << 20, &elem))
+                return 2;
+            elem_given = 1;
+        } else if (!strcmp(a, "--gamma")) {
+            if (num(a, v, 0, 1e6, &gamma))
                 return 2;
         } else if (!strcmp(a, "--params"))
             pfile = v;
@@ -259,6 +299,13 @@ int main(int argc, char **argv)
         return bad("--root must be below P%s%s", "", "");
     if (coll == KP_COLL_BARRIER)
         bytes = 0;
+    const int red = coll == KP_COLL_REDUCE || coll == KP_COLL_ALLREDUCE || coll == KP_COLL_REDUCE_SCATTER_BLOCK ||
+                    coll == KP_COLL_REDUCE_SCATTER;
+    if (!red && (elem_given || noncomm || !isnan(gamma)))
+        return bad("--elem, --noncommutative and --gamma are for reductions (reduce, allreduce, "
+                   "reduce_scatter_block, reduce_scatter), not %s%s", colls[coll], "");
+    if (red && bytes % elem)
+        return bad("-m must be a multiple of --elem (whole elements)%s%s", "", "");
 
     kp_sim_config c;
     memset(&c, 0, sizeof c);
@@ -285,9 +332,16 @@ int main(int argc, char **argv)
             if (!isnan(S))
                 x->eager_max = (int64_t)S;
         }
+        if (red && !c.m.reduce_given && isnan(gamma) && !quiet)
+            fprintf(stderr,
+                    "kport-sim: note: %s has no compute.reduce; combines cost its shm.memcpy x %.1f per byte "
+                    "(docs/PARAMETERS.md)\n",
+                    pfile, KP_REDUCE_DEFAULT_SCALE);
     } else
         kp_sim_machine_loggp(&c.m, isnan(L) ? 2500 : L, isnan(o) ? 1500 : o, isnan(g) ? 1000 : g,
                              isnan(G) ? 6 : G, isnan(O) ? 0 : O, isnan(S) ? 65535 : (int64_t)S);
+    if (!isnan(gamma)) /* one slope: gamma per byte, no fixed cost */
+        c.m.reduce = (kp_linear){.per_byte = gamma};
     if (kp_params_check(&c.m, err, sizeof err))
         return bad("parameters: %s%s", err, "");
     c.P = (int)P;
@@ -299,6 +353,15 @@ int main(int argc, char **argv)
     c.ports = (int)ports;
     c.zero_wrap = zero_wrap;
     c.rules = rules;
+    c.elem = elem;
+    c.noncommutative = noncomm;
+    int64_t *block_off = NULL;
+    if (coll == KP_COLL_REDUCE_SCATTER) {
+        block_off = rs_blocks(c.P, bytes, elem);
+        if (!block_off)
+            return fprintf(stderr, "kport-sim: out of memory for %d result blocks\n", c.P), 1;
+        c.block_off = block_off;
+    }
     const int ex = rules == KP_RULES_EXECUTOR;
     prog pg = {!quiet && isatty(2), 0};
     c.progress = progress;
@@ -306,6 +369,7 @@ int main(int argc, char **argv)
 
     kp_sim_result r;
     int rc = kp_sim_run(&c, &r);
+    free(block_off);
     if (pg.shown)
         fprintf(stderr, "\n");
     if (rc == KP_SUCCESS && r.refused) {
@@ -340,6 +404,11 @@ int main(int argc, char **argv)
                "\"posts\": %lld, \"waits\": %lld, \"rounds\": %d,\n",
                (long long)r.messages, (long long)r.msg_bytes, (long long)r.rendezvous, (long long)r.copies,
                (long long)r.copy_bytes, (long long)r.posts, (long long)r.waits, r.max_rounds);
+        if (red)
+            printf(" \"elem\": %lld, \"commutative\": %s, \"combines\": %lld, \"combine_bytes\": %lld, "
+                   "\"reduce_fixed_ns\": %.9g, \"reduce_ns_per_byte\": %.9g,\n",
+                   (long long)elem, noncomm ? "false" : "true", (long long)r.reduces, (long long)r.reduce_bytes,
+                   c.m.reduce.fixed, c.m.reduce.per_byte);
         printf(" \"events\": %llu, \"queue_pops\": %llu, \"events_per_s\": %.6g, \"wall_s\": %.6g, \"build_s\": %.6g, "
                "\"sim_s\": %.6g, \"mem_bytes\": %zu,\n",
                (unsigned long long)r.events, (unsigned long long)r.pops, rate, wall, r.build_s, r.sim_s, r.mem_bytes);
@@ -397,6 +466,10 @@ int main(int argc, char **argv)
         } else
             printf("parameters    L=%g o=%g g=%g G=%g O=%g S=%lld (ns, ns/byte), copies 1 ns/byte\n", pi->L, pi->o_s,
                    pi->g, pi->G, pi->O, (long long)c.m.inter.eager_max);
+        if (red)
+            printf("reduction     %lld B elements, %scommutative; combines %g ns + %g ns/byte%s\n", (long long)elem,
+                   noncomm ? "non-" : "", c.m.reduce.fixed, c.m.reduce.per_byte,
+                   c.m.reduce.large_from > 0 ? " (a second slope beyond large_from)" : "");
         if (c.rails || c.ports > 1) {
             printf("network       %d port%s per rank", c.ports, c.ports == 1 ? "" : "s");
             if (c.rails)
@@ -408,6 +481,8 @@ int main(int argc, char **argv)
         printf("messages      %lld (%lld bytes on the network, %lld rendezvous); %lld copies (%lld bytes)\n",
                (long long)r.messages, (long long)r.msg_bytes, (long long)r.rendezvous, (long long)r.copies,
                (long long)r.copy_bytes);
+        if (red)
+            printf("combines      %lld (%lld bytes)\n", (long long)r.reduces, (long long)r.reduce_bytes);
         if (ex)
             printf("rules         executor (the cost model's: kport's executor order; no critical path)\n");
         else

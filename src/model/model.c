@@ -13,6 +13,9 @@
  *
  * The parameters: docs/PARAMETERS.md. Which channel: p2p.intra when both
  * ranks are on one node of the schedules' layout, p2p.inter otherwise.
+ * A combine (KP_OP_REDUCE) of n bytes holds the rank's CPU like a copy:
+ * compute.reduce (n * gamma) plus a shared operand's premium
+ * (kp_rule_local_cost).
  * Every rank enters at kp_timing_entry (the odd ranks call.skew after the
  * even ones when P > 1: the ranks leave a benchmark's barrier that far
  * apart) and its clock starts call.fixed later; a rank's time is its
@@ -79,6 +82,9 @@ int kp_model_scheds_rules(const kp_machine *m, const kp_sched *sc, int P, kp_tim
                 out->copy_bytes += op->kind == KP_OP_COPY ? op->u.copy.src.len
                                    : op->kind == KP_OP_PEER_READ ? op->u.peer_read.src.len
                                                                  : op->u.peer_write.dst.len;
+            } else if (op->kind == KP_OP_REDUCE) {
+                out->reduces++;
+                out->reduce_bytes += op->u.reduce.dst.len;
             } else if (op->kind == KP_OP_WAIT && (op->u.wait.peer < 0 || op->u.wait.peer >= P)) {
                 snprintf(out->msg, sizeof out->msg, "rank %d op %d: waits for rank %d, out of range", r, i,
                          op->u.wait.peer);
@@ -108,6 +114,13 @@ int kp_model_scheds(const kp_machine *m, const kp_sched *sc, int P, kp_model_res
 int kp_model_predict_rules(const kp_machine *m, const kp_algo *a, const kp_params *prm, const kp_layout *L, int P,
                            int64_t bytes, int root, int inplace, kp_timing_rules rules, kp_model_result *out)
 {
+    return kp_model_predict_red(m, a, prm, L, P, bytes, root, inplace, 1, 1, NULL, rules, out);
+}
+
+int kp_model_predict_red(const kp_machine *m, const kp_algo *a, const kp_params *prm, const kp_layout *L, int P,
+                         int64_t bytes, int root, int inplace, int64_t elem, int commute, const int64_t *block_off,
+                         kp_timing_rules rules, kp_model_result *out)
+{
     double *user_ranks = out->rank_ns;
     memset(out, 0, sizeof *out);
     out->rank_ns = user_ranks;
@@ -118,7 +131,7 @@ int kp_model_predict_rules(const kp_machine *m, const kp_algo *a, const kp_param
         return snprintf(out->msg, sizeof out->msg, "out of memory for %d schedules", P), KP_ERR_NOMEM;
     int built = 0, rc = KP_SUCCESS;
     for (; built < P; built++) {
-        rc = kp_algo_build_on(a, prm, L, built, P, bytes, root, inplace, &sc[built]);
+        rc = kp_algo_build_red_on(a, prm, L, built, P, bytes, root, inplace, elem, commute, block_off, &sc[built]);
         if (rc != KP_SUCCESS) {
             snprintf(out->msg, sizeof out->msg, "%s", sc[built].errmsg);
             built++;

@@ -24,6 +24,8 @@ typedef struct kp_model_result {
     int64_t rendezvous; /* sends above the eager limit of their channel */
     int64_t copies;     /* local copies, peer reads and peer writes over all ranks */
     int64_t copy_bytes;
+    int64_t reduces;    /* combines (KP_OP_REDUCE) over all ranks */
+    int64_t reduce_bytes; /* bytes of one operand of each */
     int max_rounds;     /* over all ranks */
     double *rank_ns;    /* optional, set by the caller: [P] LogGP completion time of each rank */
     char msg[256];      /* the refusal, or the error */
@@ -56,5 +58,14 @@ int kp_model_predict_rules(const kp_machine *m, const kp_algo *a, const kp_param
                            int64_t bytes, int root, int inplace, kp_timing_rules rules, kp_model_result *out);
 int kp_model_scheds_rules(const kp_machine *m, const kp_sched *sc, int P, kp_timing_rules rules,
                           kp_model_result *out);
+
+/* A reduction (reduce, allreduce, reduce_scatter[_block]): the schedules
+ * built with kp_algo_build_red_on's element size, commutativity and
+ * (reduce_scatter) result blocks' offsets [P + 1] (NULL: regular blocks);
+ * every combine costs compute.reduce (gamma per byte, src/timing/rules.h).
+ * kp_model_predict_rules is this with 1, 1, NULL. */
+int kp_model_predict_red(const kp_machine *m, const kp_algo *a, const kp_params *prm, const kp_layout *L, int P,
+                         int64_t bytes, int root, int inplace, int64_t elem, int commute, const int64_t *block_off,
+                         kp_timing_rules rules, kp_model_result *out);
 
 #endif /* KP_MODEL_MODEL_H */

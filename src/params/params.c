@@ -173,9 +173,18 @@ static int check_ctx(const ctx *c, const kp_machine *m)
         (rc = check_linear(c, "shm", "peer_read", "fixed", "per_byte", &m->peer_read)) ||
         (rc = check_linear(c, "shm", "peer_write", "fixed", "per_byte", &m->peer_write)) ||
         (rc = check_linear(c, "hockney", "intra", "alpha", "beta", &m->hockney_intra)) ||
-        (rc = check_linear(c, "hockney", "inter", "alpha", "beta", &m->hockney_inter)))
+        (rc = check_linear(c, "hockney", "inter", "alpha", "beta", &m->hockney_inter)) ||
+        (rc = check_linear(c, "compute", "reduce", "fixed", "per_byte", &m->reduce)))
         return rc;
     return KP_SUCCESS;
+}
+
+kp_linear kp_params_reduce_default(const kp_machine *m)
+{
+    kp_linear l = m->memcpy_;
+    l.per_byte *= KP_REDUCE_DEFAULT_SCALE;
+    l.large_per_byte *= KP_REDUCE_DEFAULT_SCALE;
+    return l;
 }
 
 int kp_params_check(const kp_machine *m, char *err, int errlen)
@@ -255,14 +264,14 @@ static int get_number(const ctx *c, const kp_json *obj, const char *path, const 
     return rc;
 }
 
-static int get_string(const ctx *c, const kp_json *obj, const char *key, char *out, size_t cap)
+static int get_string(const ctx *c, const kp_json *obj, const char *path, const char *key, char *out, size_t cap)
 {
     int rc = KP_SUCCESS;
-    const kp_json *v = member(c, obj, "machine", key, KP_JSON_STRING, 0, &rc);
+    const kp_json *v = member(c, obj, path, key, KP_JSON_STRING, 0, &rc);
     if (!v)
         return rc;
     if (strlen(v->string) >= cap)
-        return refuse(c, "machine", "%s: longer than %zu characters", key, cap - 1);
+        return refuse(c, path, "%s: longer than %zu characters", key, cap - 1);
     strcpy(out, v->string);
     return KP_SUCCESS;
 }
@@ -382,11 +391,11 @@ static int load_tree(const ctx *c, const kp_json *root, kp_machine *m)
     if (rc)
         return rc;
     if (mach) {
-        if ((rc = get_string(c, mach, "host", m->host, sizeof m->host)) ||
-            (rc = get_string(c, mach, "cpu", m->cpu, sizeof m->cpu)) ||
-            (rc = get_string(c, mach, "mpi", m->mpi, sizeof m->mpi)) ||
-            (rc = get_string(c, mach, "date", m->date, sizeof m->date)) ||
-            (rc = get_string(c, mach, "command", m->command, sizeof m->command)))
+        if ((rc = get_string(c, mach, "machine", "host", m->host, sizeof m->host)) ||
+            (rc = get_string(c, mach, "machine", "cpu", m->cpu, sizeof m->cpu)) ||
+            (rc = get_string(c, mach, "machine", "mpi", m->mpi, sizeof m->mpi)) ||
+            (rc = get_string(c, mach, "machine", "date", m->date, sizeof m->date)) ||
+            (rc = get_string(c, mach, "machine", "command", m->command, sizeof m->command)))
             return rc;
         if (kp_json_get(mach, "cores")) {
             if ((rc = get_integer(c, mach, "machine", "cores", 1, 0, INT32_MAX, &v)))
@@ -432,6 +441,18 @@ static int load_tree(const ctx *c, const kp_json *root, kp_machine *m)
     for (int k = 0; call && k < 2; k++)
         if (kp_json_get(call, cn[k]) && (rc = get_number(c, call, "call", cn[k], cv[k])))
             return rc;
+    /* compute (optional): the combine's cost; absent, the documented default */
+    const kp_json *comp = member(c, root, "", "compute", KP_JSON_OBJECT, 0, &rc);
+    if (rc)
+        return rc;
+    m->reduce_given = comp && kp_json_get(comp, "reduce");
+    if (m->reduce_given && (rc = load_linear(c, comp, "compute", "reduce", "fixed", "per_byte", 1, &m->reduce)))
+        return rc;
+    if (!m->reduce_given)
+        m->reduce = kp_params_reduce_default(m);
+    m->reduce_kernel[0] = '\0';
+    if (comp && (rc = get_string(c, comp, "compute", "kernel", m->reduce_kernel, sizeof m->reduce_kernel)))
+        return rc;
     return check_ctx(c, m);
 }
 
@@ -587,7 +608,18 @@ int kp_params_save(const char *path, const kp_machine *m)
     char cv[2][40];
     fmt_num(cv[0], sizeof cv[0], m->call.fixed);
     fmt_num(cv[1], sizeof cv[1], m->call.skew);
-    fprintf(f, "  },\n  \"call\": {\"fixed\": %s, \"skew\": %s}\n}\n", cv[0], cv[1]);
+    fprintf(f, "  },\n  \"call\": {\"fixed\": %s, \"skew\": %s}", cv[0], cv[1]);
+    if (m->reduce_given) { /* a default is not written back as if measured */
+        fputs(",\n  \"compute\": {\n", f);
+        put_linear(f, "reduce", "fixed", "per_byte", &m->reduce, !m->reduce_kernel[0]);
+        if (m->reduce_kernel[0]) {
+            fputs("    \"kernel\": ", f);
+            put_string(f, m->reduce_kernel);
+            fputs("\n", f);
+        }
+        fputs("  }", f);
+    }
+    fputs("\n}\n", f);
     int bad = ferror(f);
     if (to_stdout)
         bad |= fflush(f) != 0;

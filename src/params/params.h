@@ -73,7 +73,21 @@ typedef struct kp_machine {
     double data_line;
     kp_linear hockney_intra, hockney_inter; /* fixed = alpha, per_byte = beta */
     kp_callcost call; /* optional in the file: 0 when absent */
+    /* compute.reduce (optional): the combine of a reduction (KP_OP_REDUCE,
+     * dst = a op b over n bytes: two operands read, one written), ns and
+     * ns per byte of one operand (gamma). Absent from the file (files
+     * written before it existed): kp_params_reduce_default, reduce_given 0. */
+    kp_linear reduce;
+    int reduce_given;       /* 1: the file (or its writer) gave compute.reduce */
+    char reduce_kernel[96]; /* what was timed (compute.kernel, free text; "" when absent) */
 } kp_machine;
+
+/* The default combine cost of a file without compute.reduce: its memcpy
+ * with every per-byte cost KP_REDUCE_DEFAULT_SCALE times larger (a combine
+ * streams three operands where a copy streams two), the same fixed cost
+ * and knee. */
+#define KP_REDUCE_DEFAULT_SCALE 1.5
+kp_linear kp_params_reduce_default(const kp_machine *m);
 
 /* The eager limit of ch: eager_max, or the first piece's max_bytes when
  * the file has none (-1: every message is eager). */

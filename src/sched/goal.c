@@ -16,12 +16,27 @@
  * copies and single-copy peer reads/writes become "calc <bytes>" (the
  * simulator's cost of copying those bytes); shared-memory posts and waits
  * have no GOAL equivalent and become "calc 0" (their ordering is lost).
+ * A combine of a reduction (KP_OP_REDUCE) of n bytes becomes
+ * "calc <n * gamma>", rounded to the nearest nanosecond (LogGOPSim's calc
+ * holds the CPU that many of its time units: ns with kport's parameters);
+ * its round's join makes it require the receive whose data it combines and
+ * the send of its result require it, as the schedule's rounds do.
+ * kp_goal_write prices it as a copy, gamma = 1 ns per byte (kport-sim's
+ * default, kp_sim_machine_loggp).
  */
 #include "sched/goal.h"
 
 #include <inttypes.h>
+#include <math.h>
 
-static void rank_goal(const kp_sched *s, FILE *out)
+/* a combine of n bytes at gamma ns per byte, in whole ns */
+static long long calc_ns(int64_t n, double gamma)
+{
+    const double t = (double)n * gamma;
+    return t <= 0 ? 0 : (long long)(t + 0.5);
+}
+
+static void rank_goal(const kp_sched *s, double gamma, FILE *out)
 {
     fprintf(out, "rank %d {\n", s->rank);
     int label = 0, join = -1, i = 0;
@@ -43,6 +58,8 @@ static void rank_goal(const kp_sched *s, FILE *out)
                 fprintf(out, "l%d: calc %" PRId64 "\n", label, op->u.peer_read.src.len);
             else if (op->kind == KP_OP_PEER_WRITE)
                 fprintf(out, "l%d: calc %" PRId64 "\n", label, op->u.peer_write.src.len);
+            else if (op->kind == KP_OP_REDUCE)
+                fprintf(out, "l%d: calc %lld\n", label, calc_ns(op->u.reduce.dst.len, gamma));
             else /* shared-memory posts and waits: no GOAL equivalent, a zero-cost vertex */
                 fprintf(out, "l%d: calc 0\n", label);
             if (join >= 0)
@@ -62,9 +79,14 @@ static void rank_goal(const kp_sched *s, FILE *out)
     fprintf(out, "}\n");
 }
 
-void kp_goal_write(const kp_sched *scheds, int P, FILE *out)
+void kp_goal_write_gamma(const kp_sched *scheds, int P, double gamma, FILE *out)
 {
     fprintf(out, "num_ranks %d\n", P);
     for (int r = 0; r < P; r++)
-        rank_goal(&scheds[r], out);
+        rank_goal(&scheds[r], isfinite(gamma) && gamma > 0 ? gamma : 0.0, out);
+}
+
+void kp_goal_write(const kp_sched *scheds, int P, FILE *out)
+{
+    kp_goal_write_gamma(scheds, P, 1.0, out);
 }

@@ -25,13 +25,19 @@ int kp_sim_block_layout(kp_layout *L, int P, int n)
 
 /* ---- building the streams, rank by rank ----------------------------------------- */
 
+static int build_one(const kp_sim_config *c, const kp_layout *L, int rank, int P, kp_sched *sc)
+{
+    return kp_algo_build_red_on(c->algo, &c->prm, L, rank, P, c->bytes, c->root, c->inplace, c->elem > 0 ? c->elem : 1,
+                                !c->noncommutative, c->block_off, sc);
+}
+
 static int build(sim *s, const kp_sim_config *c, const kp_layout *L, double t0)
 {
     kp_sim_result *r = s->r;
     double last = t0;
     for (int rank = 0; rank < s->P; rank++) {
         kp_sched sc;
-        int rc = kp_algo_build_on(c->algo, &c->prm, L, rank, s->P, c->bytes, c->root, c->inplace, &sc);
+        int rc = build_one(c, L, rank, s->P, &sc);
         if (rc != KP_SUCCESS) {
             snprintf(r->msg, sizeof r->msg, "%s", sc.errmsg[0] ? sc.errmsg : "the builder failed");
             kp_sched_free(&sc);
@@ -46,8 +52,7 @@ static int build(sim *s, const kp_sim_config *c, const kp_layout *L, double t0)
              * P/2, so a root's P operations in a gather do not count for every rank. */
             uint64_t est = (uint64_t)sc.nops;
             kp_sched mid;
-            if (s->P > 1 && kp_algo_build_on(c->algo, &c->prm, L, s->P / 2, s->P, c->bytes, c->root, c->inplace,
-                                             &mid) == KP_SUCCESS &&
+            if (s->P > 1 && build_one(c, L, s->P / 2, s->P, &mid) == KP_SUCCESS &&
                 (uint64_t)mid.nops < est)
                 est = (uint64_t)mid.nops;
             if (s->P > 1)

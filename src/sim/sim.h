@@ -30,6 +30,12 @@ typedef struct kp_sim_config {
     int64_t bytes;         /* per-rank block */
     int node_size;         /* ranks r*n .. r*n+n-1 form a node; <= 1: every rank its own node */
     int root, inplace;
+    /* reductions (kp_algo_build_red_on): element size (0: 1), a
+     * non-commutative operation (0: commutative), and reduce_scatter's
+     * result blocks' byte offsets [P + 1] (NULL: the other collectives) */
+    int64_t elem;
+    int noncommutative;
+    const int64_t *block_off;
     kp_machine m;          /* costs: kp_sim_machine_loggp, or a parameter file */
     int rails;             /* 0: no per-node NIC sharing; r: a node's inter-node messages share r NICs */
     int ports;             /* messages a rank injects (and takes in) at once; >= 1 */

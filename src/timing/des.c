@@ -790,9 +790,11 @@ static int ev_locop(sim *s, ev e)
         return 0;
     }
     const double c = locop_cost(s, o);
-    k->cpu.who = hop_log(s, e.t, h, KP_SIM_HOP_COPY, (o.meta & M_KIND) == S_COPY ? h : o.peer, op_len(s, o), k->cpu.who);
+    const int red = kind == S_REDUCE;
+    k->cpu.who = hop_log(s, e.t, h, red ? KP_SIM_HOP_REDUCE : KP_SIM_HOP_COPY,
+                         kind == S_COPY || red ? h : o.peer, op_len(s, o), k->cpu.who);
     k->cpu.t = e.t + c;
-    k->cpu.v[KP_SIM_COPY] += (float)c;
+    k->cpu.v[red ? KP_SIM_COMPUTE : KP_SIM_COPY] += (float)c;
     done(s, h, e.x);
     return 0;
 }

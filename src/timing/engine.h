@@ -25,10 +25,11 @@
 
 /* ---- compact operations ------------------------------------------------ */
 
-enum { S_SEND = 0, S_RECV, S_COPY, S_POST, S_WAIT, S_PREAD, S_PWRITE };
+enum { S_SEND = 0, S_RECV, S_COPY, S_POST, S_WAIT, S_PREAD, S_PWRITE, S_REDUCE };
 #define M_KIND 0x7u
 #define M_END 0x8u
-#define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out (flag line), 3 copy_out (segment lines) */
+#define M_CLS_SHIFT 4 /* copy: 0 memcpy, 1 copy_in, 2 copy_out (flag line), 3 copy_out (segment lines);
+                       * combine: kp_rule_reduce_class */
 #define M_SENT 0x10u /* send: it has started (set only when exchanges are priced, xpair) */
 #define XP_FURTHER 0x80000000u /* xpair: a further exchange with the same peer in the round (X2 + X2G*s) */
 #define M_BIG 0x40u
@@ -228,11 +229,15 @@ static inline uint32_t round_end(const sim *s, uint32_t h, uint32_t from)
     return e < n ? e + 1 : n;
 }
 
-/* a local operation's CPU time (copy by its class, peer read / write) */
+/* a local operation's CPU time (copy or combine by its class, peer read / write) */
 static inline double locop_cost(const sim *s, sop o)
 {
     const unsigned k = o.meta & M_KIND;
-    const int kind = k == S_COPY ? KP_OP_COPY : k == S_PREAD ? KP_OP_PEER_READ : k == S_PWRITE ? KP_OP_PEER_WRITE : -1;
+    const int kind = k == S_COPY     ? KP_OP_COPY
+                     : k == S_PREAD  ? KP_OP_PEER_READ
+                     : k == S_PWRITE ? KP_OP_PEER_WRITE
+                     : k == S_REDUCE ? KP_OP_REDUCE
+                                     : -1;
     return kind < 0 ? 0.0 : kp_rule_local_cost(s->m, kind, (o.meta >> M_CLS_SHIFT) & 3u, op_len(s, o));
 }
 

@@ -26,7 +26,9 @@
  * Alike in both: the channel (p2p.intra between ranks of one node, else
  * p2p.inter) and its piece for s bytes; eager up to the channel's
  * eager_max; copies by class (kp_rule_copy_class) and their costs, peer
- * reads and writes (kp_rule_local_cost); a wait completes at post +
+ * reads and writes, combines (kp_rule_reduce_class: compute.reduce plus
+ * a shared operand's premium; kp_rule_local_cost), each on the rank's
+ * CPU like a copy; a wait completes at post +
  * flag.fixed; the pairing of exchanges (kp_pair_exchanges); each rank's
  * entry (kp_rule_entry) and call.fixed.
  */
@@ -66,17 +68,44 @@ static inline unsigned kp_rule_copy_class(const kp_op *op)
                                                                    : 0u;
 }
 
-/* the CPU time of a local operation of n bytes: a copy of class cls, a
- * peer read or a peer write (kind: KP_OP_COPY, _PEER_READ, _PEER_WRITE) */
+/* The class of a combine (KP_OP_REDUCE), by the copy classes of the data
+ * it moves: 3 an operand in the segment (or flag-line bytes past the
+ * flag's cache line), 2 an operand in the flag lines, 1 the result into
+ * the segment or the flag lines, 0 private buffers only. */
+static inline unsigned kp_rule_reduce_class(const kp_op *op)
+{
+    const kp_region a = op->u.reduce.a, b = op->u.reduce.b, d = op->u.reduce.dst;
+    return a.buf == KP_BUF_SHM || b.buf == KP_BUF_SHM || kp_line_spills(&a) || kp_line_spills(&b) ? 3u
+           : a.buf == KP_BUF_LINE || b.buf == KP_BUF_LINE                                        ? 2u
+           : d.buf == KP_BUF_SHM || d.buf == KP_BUF_LINE                                         ? 1u
+                                                                                                 : 0u;
+}
+
+static inline double kp_rule_copy_cost(const kp_machine *m, unsigned cls, int64_t n)
+{
+    if (cls == 3)
+        return kp_linear_cost(&m->copy_out, n) + m->data_line;
+    return kp_linear_cost(cls == 2 ? &m->copy_out : cls == 1 ? &m->copy_in : &m->memcpy_, n);
+}
+
+/* The CPU time of a local operation of n bytes: a copy of class cls, a
+ * peer read or a peer write (kind: KP_OP_COPY, _PEER_READ, _PEER_WRITE), or
+ * a combine (KP_OP_REDUCE) of class cls: compute.reduce (n * gamma, the
+ * combine of private data in cache) plus what a copy of the same class
+ * costs beyond a private memcpy of n bytes (at least 0): reading a peer's
+ * segment lines or writing shared ones costs a combine what it costs a
+ * copy. Under kp_sim_machine_loggp every copy costs 1 ns/byte, so a
+ * combine costs exactly n * gamma (the GOAL export's calc). */
 static inline double kp_rule_local_cost(const kp_machine *m, int kind, unsigned cls, int64_t n)
 {
     switch (kind) {
-    case KP_OP_COPY:
-        if (cls == 3)
-            return kp_linear_cost(&m->copy_out, n) + m->data_line;
-        return kp_linear_cost(cls == 2 ? &m->copy_out : cls == 1 ? &m->copy_in : &m->memcpy_, n);
+    case KP_OP_COPY: return kp_rule_copy_cost(m, cls, n);
     case KP_OP_PEER_READ: return kp_linear_cost(&m->peer_read, n);
     case KP_OP_PEER_WRITE: return kp_linear_cost(&m->peer_write, n);
+    case KP_OP_REDUCE: {
+        const double extra = cls ? kp_rule_copy_cost(m, cls, n) - kp_linear_cost(&m->memcpy_, n) : 0.0;
+        return kp_linear_cost(&m->reduce, n) + (extra > 0 ? extra : 0.0);
+    }
     default: return 0.0;
     }
 }

@@ -12,7 +12,7 @@
 
 #include <time.h>
 
-const char *const kp_sim_cat_name[KP_SIM_NCAT] = {"overhead", "wire", "bytes", "gap", "copy", "wait", "call"};
+const char *const kp_sim_cat_name[KP_SIM_NCAT] = {"overhead", "wire", "bytes", "gap", "copy", "wait", "call", "compute"};
 
 const char *kp_timing_rules_name(kp_timing_rules r)
 {
@@ -44,7 +44,8 @@ void kp_sim_machine_loggp(kp_machine *m, double L, double o, double g, double G,
         ch->eager_max = S < 0 ? -1 : S;
     }
     const kp_linear byte = {.fixed = 0.0, .per_byte = 1.0};
-    m->copy_in = m->copy_out = m->memcpy_ = m->peer_read = m->peer_write = byte;
+    m->copy_in = m->copy_out = m->memcpy_ = m->peer_read = m->peer_write = m->reduce = byte;
+    m->reduce_given = 1;
 }
 
 void kp_sim_result_free(kp_sim_result *r)
@@ -153,6 +154,11 @@ static int encode(sim *s, const kp_sched *sc, uint32_t r, const kp_op *op, sop *
         val = a.len;
         break;
     }
+    case KP_OP_REDUCE:
+        kind = S_REDUCE;
+        cls = kp_rule_reduce_class(op);
+        val = op->u.reduce.dst.len;
+        break;
     case KP_OP_POST: kind = S_POST; val = op->u.post.n; break;
     case KP_OP_WAIT: kind = S_WAIT; peer = (uint32_t)op->u.wait.peer; val = op->u.wait.n; break;
     case KP_OP_PEER_READ: kind = S_PREAD; peer = (uint32_t)op->u.peer_read.peer; val = op->u.peer_read.src.len; break;
@@ -231,6 +237,10 @@ int kp_eng_add(sim *s, const kp_sched *sc, int rank)
         case KP_OP_COPY: case KP_OP_PEER_READ: case KP_OP_PEER_WRITE:
             r->copies++;
             r->copy_bytes += op_len(s, o);
+            break;
+        case KP_OP_REDUCE:
+            r->reduces++;
+            r->reduce_bytes += op_len(s, o);
             break;
         case KP_OP_POST: r->posts++; break;
         case KP_OP_WAIT: r->waits++; break;

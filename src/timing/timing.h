@@ -47,6 +47,7 @@ enum kp_sim_cat {
     KP_SIM_COPY,         /* local copies, peer reads / writes */
     KP_SIM_WAIT,         /* shared-memory flags (flag.fixed) */
     KP_SIM_CALL,         /* call.fixed: kport's own per-call cost (parameter files only) */
+    KP_SIM_COMPUTE,      /* combines of reductions (compute.reduce, gamma per byte) */
     KP_SIM_NCAT
 };
 extern const char *const kp_sim_cat_name[KP_SIM_NCAT];
@@ -56,7 +57,8 @@ enum kp_sim_hop_kind {
     KP_SIM_HOP_SEND = 0, /* rank sends len bytes to peer (starts at t) */
     KP_SIM_HOP_TAKE,     /* rank takes in a message of len bytes from peer */
     KP_SIM_HOP_COPY,     /* rank copies len bytes (peer: itself, or the peer of a peer read / write) */
-    KP_SIM_HOP_FLAG      /* rank sees post len of peer (posted at t) */
+    KP_SIM_HOP_FLAG,     /* rank sees post len of peer (posted at t) */
+    KP_SIM_HOP_REDUCE    /* rank combines len bytes (peer: itself) */
 };
 typedef struct kp_sim_hop {
     double t;
@@ -69,6 +71,7 @@ typedef struct kp_sim_result {
     double max_ns, min_ns, median_ns;
     int slowest_rank;     /* the lowest-numbered rank that completes last */
     int64_t messages, msg_bytes, rendezvous, copies, copy_bytes, posts, waits;
+    int64_t reduces, reduce_bytes; /* combines (KP_OP_REDUCE) and the bytes of one operand of each */
     int max_rounds;
     uint64_t events;      /* operations + round joins + messages (LogGOPSim's count; 0 under executor rules) */
     uint64_t pops;        /* events taken from the queue, re-insertions included */
@@ -88,8 +91,9 @@ void kp_sim_result_free(kp_sim_result *r);
 /* A machine with one LogGP piece for every message (intra and inter node
  * alike): L, o (send and receive), g, G, O; messages of more than S bytes
  * go rendezvous (S < 0: none); local copies and peer reads/writes cost
- * 1 ns per byte (LogGOPSim's calc of the GOAL export), posts, waits and
- * kport's call cost nothing. */
+ * 1 ns per byte (LogGOPSim's calc of the GOAL export), a combine of a
+ * reduction 1 ns per byte too (compute.reduce; kport-sim --gamma changes
+ * it), posts, waits and kport's call cost nothing. */
 void kp_sim_machine_loggp(kp_machine *m, double L, double o, double g, double G, double O, int64_t S);
 
 /* When rank r of P enters a call, as both rule sets time it: the odd ranks

@@ -21,8 +21,10 @@
  *    (MPI buffers it). Rendezvous: the data moves only once the receive is
  *    posted (kp_rule_rdv_departure); the send completes at the arrival
  *    (the sender learns that the receiver has the data).
- *  - Copies, peer reads and writes run on the CPU after the sends, one after
- *    another (kp_rule_local_cost).
+ *  - Copies, peer reads and writes and combines (KP_OP_REDUCE) run on the
+ *    CPU after the sends, one after another (kp_rule_local_cost); a combine
+ *    of data received in the schedule is in a later round than its receive
+ *    (the checker's rule), so it never starts before the data is in.
  *  - Receives complete in arrival order (ties: peer, then schedule order),
  *    after the round's local work, once every message of the round is
  *    known: receive j is handled at h_j = max(a_j, cpu, rx), the CPU busy
@@ -257,7 +259,7 @@ static void start_round(walk *w, uint32_t r)
     for (uint32_t i = k->cur; i < e; i++) {
         const sop o = *rop(s, r, i);
         const unsigned kind = o.meta & M_KIND;
-        if (kind == S_COPY || kind == S_PREAD || kind == S_PWRITE)
+        if (kind == S_COPY || kind == S_PREAD || kind == S_PWRITE || kind == S_REDUCE)
             k->cpu += locop_cost(s, o);
     }
     k->local = k->cpu;

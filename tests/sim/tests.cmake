@@ -11,6 +11,12 @@ if(TARGET kport-sim)
   add_executable(test_equal ${CMAKE_CURRENT_LIST_DIR}/test_equal.c)
   target_link_libraries(test_equal PRIVATE kport_sim)
   add_test(NAME sim_model_equal COMMAND test_equal ${PROJECT_SOURCE_DIR}/docs/bench/allgather-p2)
+  # the combine of reductions (issue 37): hand-built reduce and recursive-doubling allreduce
+  # schedules priced by the model and the LogGOPSim rules against hand formulas, the combine's
+  # classes, its GOAL calc, and LogGOPSim's own recorded times (tests/sim/record_reduce.sh)
+  add_executable(test_reduce ${CMAKE_CURRENT_LIST_DIR}/test_reduce.c)
+  target_link_libraries(test_reduce PRIVATE kport_sim)
+  add_test(NAME sim_reduce COMMAND test_reduce ${PROJECT_SOURCE_DIR}/tests/data/loggopsim_hand/reduce.txt)
 endif()
 # predict_report.py's text and --json outputs agree on a recorded make bench
 # run, kport-sim's table included (the bar of issue 9 is read from them)
