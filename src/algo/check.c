@@ -27,8 +27,9 @@ void kp_check_red_on(const kp_algo *a, const kp_params *prm, const kp_layout *L,
     }
     int built = 0, rc = KP_SUCCESS;
     for (; built < P; built++) {
-        rc = kp_algo_build_red_on(a, prm, L, built, P, bytes, root, inplace, elem, commute, block_off,
-                                  &sc[built]);
+        /* reduce: only the root passes MPI_IN_PLACE (the core builds the others without it) */
+        const int ip = a->coll == KP_COLL_REDUCE && built != root ? 0 : inplace;
+        rc = kp_algo_build_red_on(a, prm, L, built, P, bytes, root, ip, elem, commute, block_off, &sc[built]);
         if (rc != KP_SUCCESS) {
             built++;
             break;

@@ -22,7 +22,7 @@
  * operations are run for three consecutive calls (the executor alternates
  * the segment's halves between calls), so reuse across calls is checked too.
  */
-#include "sched/check.h"
+#include "sched/check_int.h"
 #include "kport.h"
 
 #include <inttypes.h>
@@ -30,71 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GARBAGE UINT64_MAX
-#define NCALLS_MAX 3
-
-typedef struct {
-    uint64_t *tok;
-    int64_t n;       /* granules */
-    int tracked;     /* race-checked */
-    int owner_node;  /* node whose ranks may access it (tracked memory) */
-    int32_t *wr_rank; /* last writer, -1 none */
-    uint32_t *wr_time;
-    uint32_t *rd;    /* [n * node size]: last read time + 1 per local rank */
-    unsigned char *flag; /* shared segments: granules holding post/wait flag words */
-} mem;
-
-typedef struct {
-    int op;
-    int peer;
-} pend;
-
-typedef struct {
-    pend *v;
-    int n, cap;
-} pendq;
-
-typedef struct {
-    int call, n, line;
-    uint32_t *vc;
-} postrec;
-
-typedef struct {
-    int call;           /* current call 0 .. ncalls-1 */
-    int cur, end;       /* current round's ops [cur, end) */
-    int posted, finished;
-    int in_call;        /* entered the current call */
-    unsigned char *done;
-    pendq sends_to_me, recvs;
-    uint32_t t;         /* round clock */
-    uint32_t *vc, *pend; /* [P] clock and joins pending until round end */
-    uint32_t start[NCALLS_MAX];
-    int posts_in_call;
-    postrec *posts;
-    int nposts, capposts;
-    mem send[NCALLS_MAX], recv[NCALLS_MAX], scratch;
-} rstate;
-
-typedef struct {
-    kp_sched *sc;
-    rstate *rs;
-    mem *shm;         /* [nnodes] */
-    mem *line;        /* [nnodes] flag lines */
-    const kp_layout *L;
-    kp_layout flat;
-    int P, ncalls, peer_reads;
-    int64_t bytes, g;
-    int inplace, coll, root;
-    kp_check_result *res;
-} ctx;
-
-typedef struct {
-    mem *m;
-    int64_t lo, n;
-} phys;
-
-static int fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(ctx *c, const char *fmt, ...)
+int kp_chk_fail(ctx *c, const char *fmt, ...)
 {
     if (!c->res->ok)
         return 1;
@@ -116,7 +52,7 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
-static const char *bname(int b)
+const char *kp_chk_bname(int b)
 {
     static const char *n[] = {"send", "recv", "scratch", "shm", "line"};
     return b >= 0 && b < KP_BUF_COUNT ? n[b] : "?";
@@ -124,8 +60,8 @@ static const char *bname(int b)
 
 static const char *kname(int k)
 {
-    static const char *n[] = {"send", "recv", "copy", "post", "wait", "peer-read", "peer-write"};
-    return k >= 0 && k <= KP_OP_PEER_WRITE ? n[k] : "?";
+    static const char *n[] = {"send", "recv", "copy", "post", "wait", "peer-read", "peer-write", "reduce"};
+    return k >= 0 && k <= KP_OP_REDUCE ? n[k] : "?";
 }
 
 static uint64_t token(int call, uint64_t origin, int64_t i)
@@ -133,10 +69,13 @@ static uint64_t token(int call, uint64_t origin, int64_t i)
     return ((uint64_t)call << 56) | (origin << 32) | (uint64_t)i;
 }
 
-/* does this rank's send buffer alias its receive buffer? */
+/* does this rank's send buffer alias its receive buffer (kp_sched_aliased:
+ * bcast and scatter never alias)? Gather's flag is the root's in every
+ * rank's schedule and aliases only there; reduce's non-roots may be built
+ * without it (the core's are: only the root passes MPI_IN_PLACE). */
 static int aliased(ctx *c, int rank)
 {
-    if (!c->inplace)
+    if (!kp_sched_aliased(&c->sc[rank]))
         return 0;
     return c->coll != KP_COLL_GATHER || rank == c->root;
 }
@@ -172,11 +111,16 @@ static phys resolve(ctx *c, int owner, int call, const kp_region *r)
 static int check_region(ctx *c, int rank, int opi, const kp_region *r, int owner)
 {
     int64_t sz = r->buf >= 0 && r->buf < KP_BUF_COUNT ? kp_sched_bufsize(&c->sc[owner], r->buf) : -1;
+    if (r->buf == KP_BUF_SEND && aliased(c, owner)) { /* in place: the input's size, in the receive buffer */
+        kp_sched t = c->sc[owner];
+        t.inplace = 0;
+        sz = kp_sched_bufsize(&t, KP_BUF_SEND);
+    }
     if (sz < 0)
         return fail(c, "rank %d op %d: unknown buffer id %d", rank, opi, r->buf);
     if (r->off < 0 || r->len < 0 || r->off + r->len > sz || (r->len == 0 && r->buf != KP_BUF_SCRATCH))
         return fail(c, "rank %d op %d: region %s[%" PRId64 "..+%" PRId64 "]%s outside the buffer (%" PRId64 " bytes)",
-                    rank, opi, bname(r->buf), r->off, r->len, owner != rank ? " of a peer" : "", sz);
+                    rank, opi, kp_chk_bname(r->buf), r->off, r->len, owner != rank ? " of a peer" : "", sz);
     return 0;
 }
 
@@ -212,7 +156,9 @@ static int access_mem(ctx *c, phys p, int r, int write, const char *what)
             for (int l = 0; l < ns; l++) {
                 uint32_t rt = m->rd[i * ns + l];
                 int q = kp_layout_rank(c->L, m->owner_node, l);
-                if (rt && !ordered(c, q, rt - 1, r))
+                /* a rank's own reads: its rounds order them, and an op's own (a reduce
+                 * combining into its operand) precedes its write */
+                if (rt && q != r && !ordered(c, q, rt - 1, r))
                     return fail(c, "race: rank %d writes (%s, round clock %u) bytes that rank %d reads (clock %u) "
                                 "without ordering",
                                 r, what, t, q, rt - 1);
@@ -297,7 +243,7 @@ static int deliver(ctx *c, int s, int so, int d, int ro)
 
 /* ---- hazards inside one rank's round ----------------------------------------- */
 
-static int op_regions(ctx *c, int r, const kp_op *o, phys out[2], int w[2])
+static int op_regions(ctx *c, int r, const kp_op *o, phys out[3], int w[3])
 {
     const int call = c->rs[r].call;
     switch (o->kind) {
@@ -322,6 +268,11 @@ static int op_regions(ctx *c, int r, const kp_op *o, phys out[2], int w[2])
         out[0] = resolve(c, r, call, &o->u.peer_write.src), w[0] = 0;
         out[1] = resolve(c, o->u.peer_write.peer, call, &o->u.peer_write.dst), w[1] = 1;
         return 2;
+    case KP_OP_REDUCE:
+        out[0] = resolve(c, r, call, &o->u.reduce.a), w[0] = 0;
+        out[1] = resolve(c, r, call, &o->u.reduce.b), w[1] = 0;
+        out[2] = resolve(c, r, call, &o->u.reduce.dst), w[2] = 1;
+        return 3;
     default:
         return 0;
     }
@@ -351,18 +302,24 @@ static int acc_cmp(const void *x, const void *y)
  * the ones that start before it ends. */
 static int check_round_hazards(ctx *c, int r, int b, int e)
 {
-    acc *v = malloc((size_t)(2 * (e - b) + 1) * sizeof(*v));
+    acc *v = malloc((size_t)(3 * (e - b) + 1) * sizeof(*v));
     int n = 0;
     if (!v)
         return fail(c, "checker out of memory");
     for (int i = b; i < e; i++) {
         const kp_op *a = &c->sc[r].ops[i];
-        phys ar[2];
-        int aw[2], na = op_regions(c, r, a, ar, aw);
+        phys ar[3];
+        int aw[3], na = op_regions(c, r, a, ar, aw);
         if (na == 2 && a->kind == KP_OP_COPY && overlap(ar[0], ar[1])) {
             free(v);
             return fail(c, "rank %d round %d op %d: copy with overlapping source and destination", r, a->round, i);
         }
+        for (int x = 0; na == 3 && x < 2; x++) /* a combine's dst is exactly an operand, or apart from it */
+            if (overlap(ar[x], ar[2]) && (ar[x].lo != ar[2].lo || ar[x].n != ar[2].n)) {
+                free(v);
+                return fail(c, "rank %d round %d op %d: reduce whose destination partly overlaps its operand %c",
+                            r, a->round, i, "ab"[x]);
+            }
         for (int x = 0; x < na; x++) {
             if (aw[x] && ar[x].m == &c->rs[r].send[c->rs[r].call]) {
                 free(v);
@@ -389,18 +346,30 @@ static int check_round_hazards(ctx *c, int r, int b, int e)
 
 /* ---- the collective's definition --------------------------------------------- */
 
+/* Inputs: block j of rank r's all-to-all send buffer is origin r * P + j;
+ * every other collective's block has the origin of the rank it comes from:
+ * the root's broadcast data (in its receive buffer), the root's scatter
+ * block j (origin j), a rank's own block. Reductions: check_red.c. */
 static void fill_initial(ctx *c, int r, int call, int64_t blk)
 {
     rstate *st = &c->rs[r];
     uint64_t *send = aliased(c, r) ? st->recv[call].tok + kp_sched_inplace_offset(&c->sc[r]) / c->g
                                    : st->send[call].tok;
-    if (c->coll == KP_COLL_ALLTOALL) {
-        for (int j = 0; j < c->P; j++)
-            for (int64_t i = 0; i < blk; i++)
-                send[(int64_t)j * blk + i] = token(call, (uint64_t)r * (uint64_t)c->P + (uint64_t)j, i);
-    } else if (c->coll != KP_COLL_BARRIER) {
+    const int nblk = c->coll == KP_COLL_ALLTOALL || c->coll == KP_COLL_SCATTER ? c->P : 1;
+    if (c->red) {
+        mem *in = aliased(c, r) ? &st->recv[call] : &st->send[call];
+        kp_red_fill(c, r, call, send, in->n - (send - in->tok));
+        return;
+    }
+    if (c->coll == KP_COLL_BARRIER || ((c->coll == KP_COLL_BCAST || c->coll == KP_COLL_SCATTER) && r != c->root))
+        return;
+    if (c->coll == KP_COLL_BCAST)
+        send = st->recv[call].tok;
+    for (int j = 0; j < nblk; j++) {
+        const uint64_t origin = c->coll == KP_COLL_ALLTOALL ? (uint64_t)r * (uint64_t)c->P + (uint64_t)j
+                                : c->coll == KP_COLL_SCATTER ? (uint64_t)j : (uint64_t)r;
         for (int64_t i = 0; i < blk; i++)
-            send[i] = token(call, (uint64_t)r, i);
+            send[(int64_t)j * blk + i] = token(call, origin, i);
     }
 }
 
@@ -414,27 +383,39 @@ static int check_final(ctx *c, int r, int call, int64_t blk)
                             "posts from %d to %d)", r, q, q, r);
         return 0;
     }
+    if (c->red)
+        return kp_red_final(c, r, call, st->recv[call].tok);
     if (c->coll == KP_COLL_GATHER && r != c->root)
         return 0;
-    for (int j = 0; j < c->P; j++) {
+    /* bcast: the root's data, at every rank (the root's own included);
+     * scatter: block r (none at an in-place root); others: block j at j */
+    const int one = c->coll == KP_COLL_BCAST || c->coll == KP_COLL_SCATTER;
+    const int nblk = !one ? c->P : st->recv[call].n ? 1 : 0;
+    for (int j = 0; j < nblk; j++) {
         const uint64_t *b = st->recv[call].tok + (int64_t)j * blk;
-        uint64_t origin = c->coll == KP_COLL_ALLTOALL ? (uint64_t)j * (uint64_t)c->P + (uint64_t)r : (uint64_t)j;
+        uint64_t origin = c->coll == KP_COLL_ALLTOALL ? (uint64_t)j * (uint64_t)c->P + (uint64_t)r
+                          : c->coll == KP_COLL_BCAST  ? (uint64_t)c->root
+                          : one                       ? (uint64_t)r
+                                                      : (uint64_t)j;
         for (int64_t i = 0; i < blk; i++) {
             if (b[i] == token(call, origin, i))
                 continue;
+            char where[96];
+            if (one)
+                snprintf(where, sizeof(where), "%s byte %" PRId64, kp_coll_name(c->coll), i * c->g);
+            else
+                snprintf(where, sizeof(where), "block %d byte %" PRId64, j, i * c->g);
             if (b[i] == GARBAGE)
-                return fail(c, "rank %d: block %d byte %" PRId64 " was never written (call %d)", r, j, i * c->g, call);
+                return fail(c, "rank %d: %s was never written (call %d)", r, where, call);
             int bc = (int)(b[i] >> 56);
             uint64_t bo = (b[i] >> 32) & 0xffffff;
             int64_t bi = (int64_t)(b[i] & 0xffffffffu) * c->g;
             if (bc != call)
-                return fail(c, "rank %d: block %d byte %" PRId64 " holds data of call %d in call %d", r, j, i * c->g,
-                            bc, call);
+                return fail(c, "rank %d: %s holds data of call %d in call %d", r, where, bc, call);
             if (c->coll == KP_COLL_ALLTOALL)
-                return fail(c, "rank %d: block %d byte %" PRId64 " holds rank %d's block for rank %d, byte %" PRId64, r,
-                            j, i * c->g, (int)(bo / (uint64_t)c->P), (int)(bo % (uint64_t)c->P), bi);
-            return fail(c, "rank %d: block %d byte %" PRId64 " holds block %d byte %" PRId64, r, j, i * c->g, (int)bo,
-                        bi);
+                return fail(c, "rank %d: %s holds rank %d's block for rank %d, byte %" PRId64, r, where,
+                            (int)(bo / (uint64_t)c->P), (int)(bo % (uint64_t)c->P), bi);
+            return fail(c, "rank %d: %s holds block %d byte %" PRId64, r, where, (int)bo, bi);
         }
     }
     return 0;
@@ -503,8 +484,8 @@ static int post_round(ctx *c, int r)
         return 1;
     for (int i = st->cur; i < st->end; i++) {
         kp_op *op = &s->ops[i];
-        phys reg[2];
-        int w[2];
+        phys reg[3];
+        int w[3];
         switch (op->kind) {
         case KP_OP_COPY:
         case KP_OP_PEER_READ:
@@ -514,6 +495,13 @@ static int post_round(ctx *c, int r)
                     return 1;
                 move_tokens(reg[1], reg[0]);
             }
+            st->done[i] = 1;
+            break;
+        case KP_OP_REDUCE:
+            op_regions(c, r, op, reg, w);
+            if (access_mem(c, reg[0], r, 0, "reduce") || access_mem(c, reg[1], r, 0, "reduce") ||
+                access_mem(c, reg[2], r, 1, "reduce") || kp_red_combine(c, r, i, reg[0], reg[1], reg[2]))
+                return 1;
             st->done[i] = 1;
             break;
         case KP_OP_POST:
@@ -623,10 +611,11 @@ static void report_deadlock(ctx *c)
 static int validate(ctx *c)
 {
     kp_sched *sc = c->sc;
-    int64_t g = c->bytes;
+    int64_t g = c->red ? gcd64(c->bytes, c->elem) : c->bytes; /* reductions: granules inside elements */
     for (int r = 0; r < c->P; r++) {
         if (sc[r].rank != r || sc[r].P != c->P || sc[r].bytes != c->bytes || sc[r].coll != c->coll ||
-            sc[r].root != c->root || sc[r].inplace != c->inplace)
+            sc[r].root != c->root ||
+            (sc[r].inplace != c->inplace && (c->coll != KP_COLL_REDUCE || r == c->root)))
             return fail(c, "schedule %d was built for another shape (rank %d of %d, %s)", r, sc[r].rank, sc[r].P,
                         kp_coll_name(sc[r].coll));
         const kp_sched *lead = &sc[kp_layout_leader(c->L, c->L->node_of[r])];
@@ -642,14 +631,25 @@ static int validate(ctx *c)
             c->res->max_scratch = sc[r].scratch_bytes;
         for (int i = 0; i < sc[r].nops; i++) {
             const kp_op *op = &sc[r].ops[i];
-            const kp_region *rg[2];
-            int owner[2] = {r, r}, nr = 0, peer = -1;
+            const kp_region *rg[3];
+            int owner[3] = {r, r, r}, nr = 0, peer = -1;
             if (i > 0 && op->round < sc[r].ops[i - 1].round)
                 return fail(c, "rank %d op %d: rounds out of order", r, i);
             switch (op->kind) {
             case KP_OP_SEND: peer = op->u.send.peer, rg[nr++] = &op->u.send.src; break;
             case KP_OP_RECV: peer = op->u.recv.peer, rg[nr++] = &op->u.recv.dst; break;
             case KP_OP_COPY: rg[nr++] = &op->u.copy.src, rg[nr++] = &op->u.copy.dst; break;
+            case KP_OP_REDUCE:
+                if (!c->red)
+                    return fail(c, "rank %d op %d: reduce in a schedule of %s, which combines nothing", r, i,
+                                kp_coll_name(c->coll));
+                rg[nr++] = &op->u.reduce.a, rg[nr++] = &op->u.reduce.b, rg[nr++] = &op->u.reduce.dst;
+                for (int x = 0; x < 3; x++)
+                    if (rg[x]->off % c->elem || rg[x]->len % c->elem)
+                        return fail(c, "rank %d op %d: reduce splits an element: %s[%" PRId64 "..+%" PRId64
+                                    "] with %" PRId64 "-byte elements", r, i, kp_chk_bname(rg[x]->buf), rg[x]->off,
+                                    rg[x]->len, c->elem);
+                break;
             case KP_OP_POST: break;
             case KP_OP_WAIT: peer = op->u.wait.peer; break;
             case KP_OP_PEER_READ:
@@ -831,6 +831,7 @@ void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
         fail(&c, "invalid bytes=%lld or root=%d", (long long)c.bytes, c.root);
         return;
     }
+    c.inplace = sc[c.root].inplace; /* reduce: the root's MPI_IN_PLACE */
     c.L = sc[0].layout;
     if (!c.L) {
         int *ids = malloc((size_t)P * sizeof(int));
@@ -853,7 +854,10 @@ void kp_check_scheds(kp_sched *sc, int P, kp_check_result *res)
         fail(&c, "node layout is for %d ranks, not %d", c.L->P, P);
         goto out;
     }
-    if (validate(&c))
+    c.elem = sc[0].elem > 0 ? sc[0].elem : 1;
+    c.commute = sc[0].commute;
+    c.block_off = sc[0].block_off;
+    if ((kp_red_coll(c.coll) && kp_red_setup(&c)) || validate(&c))
         goto out;
 
     c.rs = calloc((size_t)P, sizeof(*c.rs));
@@ -931,6 +935,7 @@ out:
     free(c.rs);
     free(c.shm);
     free(c.line);
+    kp_red_free(&c);
     if (c.L == &c.flat)
         kp_layout_free(&c.flat);
 }
