@@ -18,10 +18,11 @@
  * step instead of m for long ones.
  * Memory: none. Restrictions: none (any P >= 1, any root). Parameters: none.
  *
- * Example, P = 6, root 2 (rel 0..5 = ranks 2,3,4,5,0,1), 3 levels:
- *   round 0  2 -> 0 (rel 4)
- *   round 1  2 -> 4 (rel 2);  0 -> 1 (rel 5)
- *   round 2  2 -> 3 (rel 1);  4 -> 5 (rel 3)
+ * Example, P = 6, root 2 (rel 0..5 = ranks 2,3,4,5,0,1), 3 steps:
+ *   step 0  2 -> 0 (rel 4)
+ *   step 1  2 -> 4 (rel 2);  0 -> 1 (rel 5)
+ *   step 2  2 -> 3 (rel 1);  4 -> 5 (rel 3)
+ * (rank 0's schedule: round 0 receive from 2, round 1 send to 1.)
  *
  * Tree arithmetic: kp_knom_* (k = 1) in peers_bcast.h.
  */

@@ -44,7 +44,7 @@
  *   bruck 0  (h = 1) rel sends piece rel to rel - 1: 1 -> 0 trimmed (root),
  *            2 -> 1 piece 2, 3 -> 2 trimmed (2 holds 3), 4 -> 3, 0 -> 4 piece 0
  *   bruck 1  (h = 2) pieces rel, rel+1 to rel - 2: 3 -> 1 pieces 3,4; 4 -> 2
- *            pieces 4,0; 0 -> 3 pieces 0,1; 1 -> 4 pieces 1,2 (4 holds 4,0 ...)
+ *            pieces 4,0; 0 -> 3 pieces 0,1; 1 -> 4 pieces 1,2; 2 -> 0 trimmed
  *   bruck 2  (h = 4, partial) one piece rel + 4 from rel + 4 ... everyone holds all.
  */
 #include "algo/allgather/peers_kport.h"

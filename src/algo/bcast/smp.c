@@ -42,13 +42,17 @@
  * shm_flat.c: whole message up to 32 KiB, else 32 KiB chunks).
  *
  * Example, P = 8 on N = 4 nodes {0,1} {2,3} {4,5} {6,7}, root 3, k = 1,
- * m = 8 B (one chunk, in the flag lines): masters 3 (root), 0, 4, 6; node
- * rel = (n - 1) mod 4, so the tree over nodes is 1 -> 3 and 1 -> 2 -> ... :
- *   rel 0 (node 1, rank 3) sends to rel 2 (node 3, rank 6) and rel 1
- *   (node 2, rank 4); rel 1 sends to rel 3 (node 0, rank 0).
- *   Rank 3 copies the message into its line and posts; rank 2 copies it
- *   out. Ranks 6, 4, 0 receive into their lines, post, forward, copy out;
- *   ranks 7, 5, 1 copy it out of their master's line.
+ * m = 8 B (one chunk, in the flag lines): masters 3 (the root), 0, 4, 6;
+ * node rel = (n - 1) mod 4, and the binomial tree over rel is 0 -> 2,
+ * 0 -> 1, 2 -> 3, i.e. node 1 -> node 3 and node 2, node 3 -> node 0:
+ *   rank 3   round 0: send to 6, send to 4, copy the message into its line
+ *            round 1: post_line 1; wait for rank 2's post 1
+ *   rank 6   round 0: receive from 3 into its line
+ *            round 1: post_line 1, send (from the line) to 0, copy to recv;
+ *                     wait for rank 7's post 1
+ *   rank 4   the same, no children; rank 0 receives from 6
+ *   ranks 2, 7, 5, 1: post 1 (entered); wait for the master's line post;
+ *            copy the message out of the master's line.
  *
  * Tree arithmetic: kp_knom_* in peers_bcast.h; layout arithmetic in
  * algo/smp_common.h.
