@@ -157,3 +157,11 @@ if(KPORT_MPI_FLAVOR STREQUAL "mpich")
   kport_cluster_test(cluster_n3x1_allgather 3 1 120 @RUN@ -n 3 $<TARGET_FILE:test_allgather> -n 2
     -a smp_bruck:k=2,ring,auto)
 endif()
+if(KPORT_MPI_FLAVOR STREQUAL "openmpi")
+  # kport-tune --run across 2 hosts x 2 ranks writes a tuning file; a second
+  # run across the hosts under that file must run its choices, each within
+  # 1.5x of that run's fastest candidate (tests/cluster/check_tune_run.sh)
+  kport_cluster_test(cluster_n2x2_tune_run 2 2 240 bash ${KPORT_CLUSTER_DIR}/check_tune_run.sh
+    ${PROJECT_SOURCE_DIR}/tools/kport-tune $<TARGET_FILE:kport-bench> 4 64:4096
+    ring,bruck:k=1,direct:k=1,smp_gather_bcast:tree=1,smp_bruck:k=1,smp_direct:k=1)
+endif()
