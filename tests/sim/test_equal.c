@@ -9,7 +9,9 @@
  * parameters (k, n, C), every collective, P 1..17 and 33, node layouts of
  * 1, 3 and 4 ranks per node (kport-sim's blocks; the model given the same
  * layout), sizes 0 B to 100 kB (eager and rendezvous), in place and not,
- * gather's root first and last, and three machines: LogGOPSim's parameters
+ * the rooted collectives' root first and last, reductions of doubles,
+ * commutative or not, reduce_scatter's uneven blocks (their combines
+ * counted alike), and three machines: LogGOPSim's parameters
  * with a rendezvous limit, and the two recorded parameter files of
  * docs/bench/allgather-p2 (measured exchanges X and X2, pieces, eager
  * limits, shared-memory costs, call.fixed and call.skew).
@@ -25,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long errors; /* cases where both tools stop with the same error */
+static long errors;     /* cases where both tools stop with the same error */
+static long reductions; /* cases of reductions with elements of 8 B or a non-commutative operation */
 
 static void check(int ok, const char *what, const char *spec, int P, int ns, int64_t b, int rules, int mach)
 {
@@ -33,9 +36,16 @@ static void check(int ok, const char *what, const char *spec, int P, int ns, int
           kp_timing_rules_name((kp_timing_rules)rules), mach);
 }
 
+/* a reduction's shape: element size, commutativity, reduce_scatter's blocks */
+typedef struct red {
+    int64_t elem;
+    int commute;
+    const int64_t *block_off;
+} red;
+
 /* one case under both rule sets: the model and kport-sim agree exactly */
 static void one(const kp_machine *m, int mach, int coll, const kp_algo *a, const kp_params *prm, const char *spec,
-                int P, int ns, int64_t bytes, int root, int inplace, double *model_ranks)
+                int P, int ns, int64_t bytes, int root, int inplace, const red *rd, double *model_ranks)
 {
     kp_layout L;
     if (kp_sim_block_layout(&L, P, ns)) {
@@ -45,8 +55,8 @@ static void one(const kp_machine *m, int mach, int coll, const kp_algo *a, const
     for (int rules = 0; rules < 2; rules++) {
         kp_model_result mr;
         mr.rank_ns = model_ranks;
-        int rc = kp_model_predict_rules(m, a, prm, ns > 1 ? &L : NULL, P, bytes, root, inplace,
-                                        (kp_timing_rules)rules, &mr);
+        int rc = kp_model_predict_red(m, a, prm, ns > 1 ? &L : NULL, P, bytes, root, inplace, rd->elem, rd->commute,
+                                      rd->block_off, (kp_timing_rules)rules, &mr);
         kp_sim_config c;
         memset(&c, 0, sizeof c);
         c.coll = coll;
@@ -57,6 +67,9 @@ static void one(const kp_machine *m, int mach, int coll, const kp_algo *a, const
         c.node_size = ns;
         c.root = root;
         c.inplace = inplace;
+        c.elem = rd->elem;
+        c.noncommutative = !rd->commute;
+        c.block_off = rd->block_off;
         c.m = *m;
         c.rules = (kp_timing_rules)rules;
         kp_sim_result sr;
@@ -83,6 +96,10 @@ static void one(const kp_machine *m, int mach, int coll, const kp_algo *a, const
             check(same, "same time on every rank", spec, P, ns, bytes, rules, mach);
             check(mr.messages == sr.messages && mr.msg_bytes == sr.msg_bytes && mr.rendezvous == sr.rendezvous,
                   "same messages", spec, P, ns, bytes, rules, mach);
+            check(mr.reduces == sr.reduces && mr.reduce_bytes == sr.reduce_bytes, "same combines", spec, P, ns, bytes,
+                  rules, mach);
+            if (rd->elem > 1 || !rd->commute)
+                reductions++;
         }
         kp_sim_result_free(&sr);
     }
@@ -122,6 +139,7 @@ int main(int argc, char **argv)
     static const int nss[] = {1, 3, 4};
     static const int64_t sizes[] = {0, 8, 1000, 100000};
     double *ranks = malloc(64 * sizeof(double));
+    int64_t block_off[64 + 1];
     for (int coll = 0; coll < KP_COLL_COUNT; coll++) {
         /* the registry's algorithms with their defaults, then the extra parameters */
         const int nreg = kp_algo_count(coll);
@@ -153,15 +171,30 @@ int main(int argc, char **argv)
                             if (coll == KP_COLL_BARRIER && b > 0)
                                 continue;
                             const int P = Ps[p];
-                            /* allgather in place; gather's last rank as root */
-                            const int inplace = coll == KP_COLL_ALLGATHER && (p + b) % 2;
-                            const int root = coll == KP_COLL_GATHER && (p + n) % 2 ? P - 1 : 0;
-                            one(&mach[k], k, coll, a, &prm, spec, P, nss[n], bytes, root, inplace, ranks);
+                            const int rooted = coll == KP_COLL_GATHER || coll == KP_COLL_BCAST ||
+                                               coll == KP_COLL_SCATTER || coll == KP_COLL_REDUCE;
+                            const int reduction = coll == KP_COLL_REDUCE || coll == KP_COLL_ALLREDUCE ||
+                                                  coll == KP_COLL_REDUCE_SCATTER_BLOCK ||
+                                                  coll == KP_COLL_REDUCE_SCATTER;
+                            /* allgather and the reductions in place; the rooted ones' last rank as root */
+                            const int inplace = (coll == KP_COLL_ALLGATHER || reduction) && (p + b) % 2;
+                            const int root = rooted && (p + n) % 2 ? P - 1 : 0;
+                            /* reductions: doubles, every third case a non-commutative operation;
+                             * reduce_scatter's blocks: whole elements, the first ranks one more */
+                            red rd = {reduction ? 8 : 1, !(reduction && (p + b + n) % 3 == 0), NULL};
+                            if (coll == KP_COLL_REDUCE_SCATTER) {
+                                const int64_t e = bytes / rd.elem;
+                                block_off[0] = 0;
+                                for (int j = 0; j < P; j++)
+                                    block_off[j + 1] = block_off[j] + (e / P + (j < e % P)) * rd.elem;
+                                rd.block_off = block_off;
+                            }
+                            one(&mach[k], k, coll, a, &prm, spec, P, nss[n], bytes, root, inplace, &rd, ranks);
                         }
         }
     }
     free(ranks);
-    printf("test_equal: %ld passed, %ld failed (%ld cases where both give the same error)\n", checks - fails, fails,
-           errors);
+    printf("test_equal: %ld passed, %ld failed (%ld cases where both give the same error; %ld of reductions)\n",
+           checks - fails, fails, errors, reductions);
     return fails ? 1 : 0;
 }
