@@ -41,6 +41,12 @@ test: build build-asan
 bench: build
 	@bash scripts/bench.sh
 
+# every collective across real hosts on this machine, 2 x 2 and 3 x 2 (root;
+# scripts/cluster.sh's namespaces): raw results in docs/bench/cluster/
+.PHONY: bench-cluster
+bench-cluster: build-ompi
+	@bash scripts/bench-cluster.sh
+
 # docs/PERFORMANCE.md from the raw results in docs/bench/ (no build, no MPI)
 report:
 	@python3 scripts/perf_report.py
