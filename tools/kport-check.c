@@ -6,6 +6,17 @@
  *   kport-check gather -a smp -P 2:32 --node-size 4 --root 3
  *   kport-check allgather -a bruck:k=3 -P 5 -b 8 --dump           print the 5 schedules
  *   kport-check allgather -a direct:k=2 -P 16 -b 1024 --goal out.goal
+ *   kport-check allreduce --elem 4 --noncommutative -P 1:16      reductions, element size, order
+ *
+ * Rooted collectives (gather, bcast, scatter, reduce) are checked at every
+ * root unless --root is given. Reductions (reduce, allreduce,
+ * reduce_scatter_block, reduce_scatter) combine elements of --elem bytes
+ * (default 8; -b sizes must be multiples of it, the default sizes are 0,
+ * 1, 7 and 512 elements), of a commutative operation unless
+ * --noncommutative (then a combine must keep rank order). reduce_scatter's
+ * -b is the whole vector, split over the ranks twice: evenly (the first
+ * ranks one element more) and unevenly (rank j's share grows with j mod 3,
+ * so every third rank gets none); --dump and --goal use the uneven split.
  *
  * Node layouts: --node-size n (blocks of n ranks), --node-map cyclic (with
  * --node-size), --node-map 0,0,1,... (explicit, one id per rank, fixes P);
@@ -39,16 +50,47 @@ static const char *colls[KP_COLL_COUNT] = {"allgather", "barrier", "gather", "al
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: kport-check allgather|barrier|gather|alltoall [-a name[:k=..,C=..,n=..]] [-P MIN[:MAX]]\n"
+            "usage: kport-check allgather|barrier|gather|alltoall|bcast|scatter|reduce|allreduce|\n"
+            "                   reduce_scatter_block|reduce_scatter [-a name[:k=..,C=..,n=..]] [-P MIN[:MAX]]\n"
             "                   [-b BYTES[,BYTES...]] [--root R] [--inplace] [--node-size N]\n"
+            "                   [--elem E] [--noncommutative]\n"
             "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [--predict FILE]\n"
             "                   [--rules executor|loggopsim] [-v]\n"
             "Checks schedules symbolically. Without -a: every algorithm of the collective over k, n 1..8\n"
             "and C 1,2,4,8. Exit status 0 when every checked schedule is correct; refusals (an algorithm\n"
-            "that does not apply to that P or layout) are counted, not errors.\n"
+            "that does not apply to that P or layout) are counted, not errors. Rooted collectives: every\n"
+            "root unless --root. Reductions: elements of E bytes (--elem, default 8), commutative unless\n"
+            "--noncommutative; reduce_scatter splits the -b bytes over the ranks evenly and unevenly.\n"
             "--predict FILE: print the cost model's LogGP and Hockney times (microseconds, max over ranks)\n"
             "from the machine parameter file FILE instead of checking (docs/PARAMETERS.md); --rules loggopsim:\n"
             "the LogGP time under kport-sim's rules (default executor: the cost model's).\n");
+}
+
+static int is_reduction(int coll)
+{
+    return coll == KP_COLL_REDUCE || coll == KP_COLL_ALLREDUCE || coll == KP_COLL_REDUCE_SCATTER_BLOCK ||
+           coll == KP_COLL_REDUCE_SCATTER;
+}
+
+static int is_rooted(int coll)
+{
+    return coll == KP_COLL_GATHER || coll == KP_COLL_BCAST || coll == KP_COLL_SCATTER || coll == KP_COLL_REDUCE;
+}
+
+/* reduce_scatter's block offsets off[0 .. P] for a vector of `bytes`: rank
+ * j's share of its elements proportional to 1 (even) or to j mod 3 (uneven;
+ * all to the last rank when every weight is 0) */
+static void split_blocks(int P, int64_t bytes, int64_t elem, int uneven, int64_t *off)
+{
+    const int64_t n = bytes / elem;
+    int64_t total = 0, acc = 0;
+    for (int j = 0; j < P; j++)
+        total += uneven ? j % 3 : 1;
+    off[0] = 0;
+    for (int j = 0; j < P; j++) {
+        acc += uneven ? j % 3 : 1;
+        off[j + 1] = (total ? n * acc / total : j == P - 1 ? n : 0) * elem;
+    }
 }
 
 static int parse_range(const char *s, int *lo, int *hi)
@@ -138,8 +180,8 @@ int main(int argc, char **argv)
 {
     const char *spec = NULL, *goal = NULL, *map = NULL, *predict = NULL;
     int plo = 1, phi = 64, dump = 0, verbose = 0, inplace_only = -1, root = -1, node_size = 0, cma = 1;
-    int64_t sizes[16] = {0, 1, 7, 4096};
-    int nsizes = 4, coll = -1;
+    int64_t sizes[16] = {0, 1, 7, 4096}, elem = 0;
+    int nsizes = 4, coll = -1, given_sizes = 0, commute = 1;
     kp_timing_rules rules = KP_RULES_EXECUTOR;
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
@@ -162,8 +204,17 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "-b") && i + 1 < argc) {
             nsizes = 0;
+            given_sizes = 1;
             for (char *t = strtok(argv[++i], ","); t && nsizes < 16; t = strtok(NULL, ","))
                 sizes[nsizes++] = atoll(t);
+        } else if (!strcmp(argv[i], "--elem") && i + 1 < argc) {
+            elem = atoll(argv[++i]);
+            if (elem < 1 || !is_reduction(coll)) {
+                fprintf(stderr, "kport-check: --elem %s: a positive element size, for reductions only\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--noncommutative")) {
+            commute = 0;
         } else if (!strcmp(argv[i], "--root") && i + 1 < argc)
             root = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
@@ -206,6 +257,17 @@ int main(int argc, char **argv)
     if (coll == KP_COLL_BARRIER) {
         nsizes = 1;
         sizes[0] = 0;
+    }
+    if (!elem)
+        elem = is_reduction(coll) ? 8 : 1;
+    for (int b = 0; b < nsizes; b++) {
+        if (!given_sizes && b) /* reductions: 1, 7 and 4096 / elem elements */
+            sizes[b] = b < 3 ? sizes[b] * elem : (sizes[b] + elem - 1) / elem * elem;
+        if (sizes[b] < 0 || sizes[b] % elem) {
+            fprintf(stderr, "kport-check: -b %lld: not a whole number of %lld-byte elements\n", (long long)sizes[b],
+                    (long long)elem);
+            return 2;
+        }
     }
 
     /* the list of (algorithm, params) to check */
@@ -255,9 +317,17 @@ int main(int argc, char **argv)
             return 2;
         }
         kp_sched *sc = calloc((size_t)P, sizeof(*sc));
+        int64_t *off = malloc((size_t)(P + 1) * sizeof(int64_t));
+        if (!sc || !off) {
+            fprintf(stderr, "kport-check: out of memory\n");
+            return 2;
+        }
+        split_blocks(P, sizes[0], elem, 1, off);
+        const int rt = root < 0 ? 0 : root;
         for (int r = 0; r < P && !rc; r++) {
-            if (kp_algo_build_on(algos[0], &prms[0], &L, r, P, sizes[0], root < 0 ? 0 : root, inplace_only == 1,
-                                 &sc[r])) {
+            const int ip = inplace_only == 1 && (coll != KP_COLL_REDUCE || r == rt);
+            if (kp_algo_build_red_on(algos[0], &prms[0], &L, r, P, sizes[0], rt, ip, elem, commute,
+                                     coll == KP_COLL_REDUCE_SCATTER ? off : NULL, &sc[r])) {
                 fprintf(stderr, "kport-check: rank %d: refused: %s\n", r, sc[r].errmsg);
                 rc = 1;
             }
@@ -279,6 +349,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < P; r++)
             kp_sched_free(&sc[r]);
         free(sc);
+        free(off);
         kp_layout_free(&L);
         return rc;
     }
@@ -298,28 +369,39 @@ int main(int argc, char **argv)
                 fprintf(stderr, "kport-check: bad node layout for P=%d\n", P);
                 return 2;
             }
-            int rlo = root >= 0 ? root : 0, rhi = root >= 0 ? root : coll == KP_COLL_GATHER ? P - 1 : 0;
+            int rlo = root >= 0 ? root : 0, rhi = root >= 0 ? root : is_rooted(coll) ? P - 1 : 0;
             if (rhi >= P)
                 rlo = rhi = P - 1;
+            int64_t *off = malloc((size_t)(P + 1) * sizeof(int64_t));
+            if (!off) {
+                fprintf(stderr, "kport-check: out of memory\n");
+                return 2;
+            }
             for (int rt = rlo; rt <= rhi; rt++)
                 for (int b = 0; b < nsizes; b++)
-                    for (int ip = 0; ip < 2; ip++) {
-                        if ((inplace_only >= 0 && ip != inplace_only) || (coll == KP_COLL_BARRIER && ip))
-                            continue;
-                        kp_check_result res;
-                        kp_check_algo_on(algos[i], &prms[i], &L, P, sizes[b], rt, ip, &res);
-                        if (res.refused) {
-                            a_ref++;
-                            if (verbose && b == 0 && ip == 0 && rt == rlo)
-                                printf("  %s P=%d refused: %s\n", name, P, res.msg);
-                        } else if (res.ok) {
-                            a_ok++;
-                        } else {
-                            failed++;
-                            printf("FAIL %s %s P=%d bytes=%lld root=%d%s: %s\n", colls[coll], name, P,
-                                   (long long)sizes[b], rt, ip ? " in-place" : "", res.msg);
+                    for (int ip = 0; ip < 2; ip++)
+                        for (int split = 0; split < (coll == KP_COLL_REDUCE_SCATTER ? 2 : 1); split++) {
+                            if ((inplace_only >= 0 && ip != inplace_only) || (coll == KP_COLL_BARRIER && ip))
+                                continue;
+                            kp_check_result res;
+                            split_blocks(P, sizes[b], elem, split, off);
+                            kp_check_red_on(algos[i], &prms[i], &L, P, sizes[b], rt, ip, elem, commute,
+                                            coll == KP_COLL_REDUCE_SCATTER ? off : NULL, &res);
+                            if (res.refused) {
+                                a_ref++;
+                                if (verbose && b == 0 && ip == 0 && rt == rlo && !split)
+                                    printf("  %s P=%d refused: %s\n", name, P, res.msg);
+                            } else if (res.ok) {
+                                a_ok++;
+                            } else {
+                                failed++;
+                                printf("FAIL %s %s P=%d bytes=%lld root=%d elem=%lld%s%s%s: %s\n", colls[coll],
+                                       name, P, (long long)sizes[b], rt, (long long)elem, ip ? " in-place" : "",
+                                       coll == KP_COLL_REDUCE_SCATTER ? (split ? " uneven" : " even") : "",
+                                       commute ? "" : " non-commutative", res.msg);
+                            }
                         }
-                    }
+            free(off);
             kp_layout_free(&L);
         }
         printf("%-32s %6ld correct, %6ld refused\n", name, a_ok, a_ref);
