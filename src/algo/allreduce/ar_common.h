@@ -33,6 +33,7 @@
 
 #include "algo/algo.h"
 #include "algo/allgather/peers_kport.h"
+#include "algo/shm_common.h"
 #include "kport.h"
 
 /* Checks and trivial cases. Returns 1 when the builder is done (*rc is its
@@ -78,6 +79,40 @@ static inline int64_t kp_ar_align(int64_t e)
         b = t;
     }
     return e / a * 64;
+}
+
+/* Small vectors in the flag lines (one node): the vector fits in a line
+ * after the flag, at an offset that is a whole number of elements
+ * (kp_ar_line_off: max(8, elem), elem dividing KP_LINE). */
+static inline int64_t kp_ar_line_off(const kp_sched *s, int local)
+{
+    const int64_t e = s->elem > 0 ? s->elem : 1;
+    return (int64_t)local * KP_LINE + (e > 8 ? e : 8);
+}
+static inline int kp_ar_lines_fit(const kp_sched *s)
+{
+    const int64_t e = s->elem > 0 ? s->elem : 1;
+    return KP_LINE % e == 0 && kp_ar_line_off(s, 0) + s->bytes <= KP_LINE;
+}
+/* Every rank of the one node copies its vector into its flag line and
+ * posts on it; every rank then combines all P vectors itself, left to
+ * right in rank order, into its receive buffer: the same expression on the
+ * same operands everywhere, one synchronisation (rank = local index). */
+static inline int kp_ar_by_lines(kp_sched *s)
+{
+    const int64_t n = s->bytes;
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, kp_ar_line_off(s, s->rank), n);
+    kp_sched_next_round(s);
+    kp_shm_wait_all(s, kp_sched_post_line(s), 1);
+    kp_sched_next_round(s);
+    for (int t = 1; t < s->P; t++) {
+        if (t == 1)
+            kp_sched_reduce(s, KP_BUF_LINE, kp_ar_line_off(s, 0), KP_BUF_LINE, kp_ar_line_off(s, 1), KP_BUF_RECV, 0, n);
+        else
+            kp_sched_reduce(s, KP_BUF_RECV, 0, KP_BUF_LINE, kp_ar_line_off(s, t), KP_BUF_RECV, 0, n);
+        kp_sched_next_round(s);
+    }
+    return kp_sched_finish(s);
 }
 
 /* a place in a buffer */

@@ -65,7 +65,6 @@
  * (n = 16 goes by the lines, of course; the example shows the segment path.)
  */
 #include "algo/allreduce/ar_common.h"
-#include "algo/shm_common.h"
 
 /* the pipelining chunk: chunk_kb, else the whole vector up to 256 KiB, else
  * 64 KiB; whole elements */
@@ -74,26 +73,6 @@ int64_t kp_ar_shm_chunk(int64_t n, int64_t elem, const kp_params *prm)
     int64_t ch = prm->chunk_kb > 0 ? (int64_t)prm->chunk_kb << 10 : n <= ((int64_t)256 << 10) ? n : (int64_t)64 << 10;
     ch = ch / elem * elem;
     return ch < elem ? elem : ch;
-}
-
-/* the small vectors' way: every rank's vector in its flag line, every rank
- * combines all of them in rank order */
-static int by_lines(kp_sched *s, int64_t dstart)
-{
-    const int P = s->P, me = s->rank;
-    const int64_t n = s->bytes;
-    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, (int64_t)me * KP_LINE + dstart, n);
-    kp_sched_next_round(s);
-    kp_shm_wait_all(s, kp_sched_post_line(s), 1);
-    kp_sched_next_round(s);
-    for (int t = 1; t < P; t++) {
-        if (t == 1)
-            kp_sched_reduce(s, KP_BUF_LINE, dstart, KP_BUF_LINE, KP_LINE + dstart, KP_BUF_RECV, 0, n);
-        else
-            kp_sched_reduce(s, KP_BUF_RECV, 0, KP_BUF_LINE, (int64_t)t * KP_LINE + dstart, KP_BUF_RECV, 0, n);
-        kp_sched_next_round(s);
-    }
-    return kp_sched_finish(s);
 }
 
 int kp_allreduce_shm_flat_build(kp_sched *s, const kp_params *prm)
@@ -105,9 +84,8 @@ int kp_allreduce_shm_flat_build(kp_sched *s, const kp_params *prm)
         return rc;
     const int P = s->P, me = s->rank;
     const int64_t n = s->bytes, e = s->elem > 0 ? s->elem : 1;
-    const int64_t dstart = e > 8 ? e : 8;
-    if (KP_LINE % e == 0 && dstart + n <= KP_LINE)
-        return by_lines(s, dstart);
+    if (kp_ar_lines_fit(s))
+        return kp_ar_by_lines(s);
 
     const int64_t ch = kp_ar_shm_chunk(n, e, prm), nch = (n + ch - 1) / ch, A = kp_ar_align(e);
     const int sets = nch > 1 ? 2 : 1;

@@ -19,7 +19,13 @@
  *     then it posts (post 3) and copies the result out;
  *  4. the other ranks wait for the leader's post 3 and copy the result out.
  * One node: no leaders' phase; every rank waits for every post 2 and copies
- * out. A rank alone on its node joins the leaders with its send and receive
+ * out. Small vectors (they fit in a flag line after the flag, as shm_flat's)
+ * take one synchronisation per node instead of three: one node, shm_flat's
+ * lines (every rank combines all inputs itself, rank order); several nodes,
+ * the node-mates' inputs travel in their flag lines, the leader combines
+ * them after its own (local order) into its receive buffer, runs the
+ * leaders' allreduce there and puts the result in its line, on which it
+ * posts once. A rank alone on its node joins the leaders with its send and receive
  * buffers (no shared memory); no layout: every rank its own node, and this
  * is recursive_multiplying.
  * Every value is one expression: each node's slices are combined once and
@@ -79,6 +85,40 @@ static int nodes_consecutive(const kp_smp *v)
     return 1;
 }
 
+/* Small vectors on a node of several ranks among several nodes: the
+ * node's inputs in the flag lines, combined by the leader alone (into its
+ * receive buffer, its own input as the first operand), the leaders'
+ * allreduce there, the result back in the leader's line (post 1 of the
+ * leader: the node-mates' only wait). */
+static int by_lines(kp_sched *s, const kp_smp *v, const kp_ar_group *g, int k)
+{
+    const int64_t n = s->bytes;
+    const int me = s->rank, x = kp_smp_node_of(v, me), c = kp_smp_size(v, x), leader = kp_smp_leader(v, x);
+    if (me != leader) {
+        kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, kp_ar_line_off(s, kp_smp_local(v, me)), n);
+        kp_sched_next_round(s);
+        kp_sched_post_line(s);
+        kp_sched_wait_line(s, leader, 1);
+        kp_sched_next_round(s);
+        kp_sched_copy(s, KP_BUF_LINE, kp_ar_line_off(s, 0), KP_BUF_RECV, 0, n);
+        return kp_sched_finish(s);
+    }
+    for (int l = 1; l < c; l++)
+        kp_sched_wait_line(s, kp_smp_rank(v, x, l), 1);
+    kp_sched_next_round(s);
+    for (int l = 1; l < c; l++) {
+        kp_sched_reduce(s, l == 1 ? KP_BUF_SEND : KP_BUF_RECV, 0, KP_BUF_LINE, kp_ar_line_off(s, l), KP_BUF_RECV, 0, n);
+        kp_sched_next_round(s);
+    }
+    const kp_ar_at r = {KP_BUF_RECV, 0};
+    kp_ar_group_recmul(s, g, k, r, r, 0);
+    kp_sched_next_round(s);
+    kp_sched_copy(s, KP_BUF_RECV, 0, KP_BUF_LINE, kp_ar_line_off(s, 0), n);
+    kp_sched_next_round(s);
+    kp_sched_post_line(s);
+    return kp_sched_finish(s);
+}
+
 int kp_allreduce_smp_build(kp_sched *s, const kp_params *prm)
 {
     const int k = prm->k, me = s->rank;
@@ -102,6 +142,8 @@ int kp_allreduce_smp_build(kp_sched *s, const kp_params *prm)
         kp_ar_group_recmul(s, &g, k, (kp_ar_at){KP_BUF_SEND, 0}, (kp_ar_at){KP_BUF_RECV, 0}, 0);
         return kp_sched_finish(s);
     }
+    if (kp_ar_lines_fit(s))
+        return N == 1 ? kp_ar_by_lines(s) : by_lines(s, &v, &g, k);
     const int64_t A = kp_ar_align(e), st = (n + A - 1) / A * A, res = (int64_t)c * st;
     kp_sched_need_shm(s, res + st);
 #define SOFF(j) kp_ar_cut(s, n, c, (j))
