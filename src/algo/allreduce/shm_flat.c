@@ -66,6 +66,10 @@
  */
 #include "algo/allreduce/ar_common.h"
 
+/* Vectors with (P - 1) * bytes up to this take the replicated way: one
+ * synchronisation per chunk, every rank combines every input (header). */
+#define KP_AR_REPLICATED_MAX ((int64_t)8 << 10)
+
 /* the pipelining chunk: chunk_kb, else the whole vector up to 256 KiB, else
  * 64 KiB; whole elements */
 int64_t kp_ar_shm_chunk(int64_t n, int64_t elem, const kp_params *prm)
@@ -73,6 +77,13 @@ int64_t kp_ar_shm_chunk(int64_t n, int64_t elem, const kp_params *prm)
     int64_t ch = prm->chunk_kb > 0 ? (int64_t)prm->chunk_kb << 10 : n <= ((int64_t)256 << 10) ? n : (int64_t)64 << 10;
     ch = ch / elem * elem;
     return ch < elem ? elem : ch;
+}
+
+/* replicated (every rank combines every input) or split (every rank its
+ * slice, then copies out)? */
+static int replicated(int P, int64_t n)
+{
+    return P == 2 || (int64_t)(P - 1) * n <= KP_AR_REPLICATED_MAX;
 }
 
 int kp_allreduce_shm_flat_build(kp_sched *s, const kp_params *prm)
@@ -87,40 +98,42 @@ int kp_allreduce_shm_flat_build(kp_sched *s, const kp_params *prm)
     if (kp_ar_lines_fit(s))
         return kp_ar_by_lines(s);
 
+    const int repl = replicated(P, n), S = repl ? 1 : P; /* slices per chunk */
     const int64_t ch = kp_ar_shm_chunk(n, e, prm), nch = (n + ch - 1) / ch, A = kp_ar_align(e);
     const int sets = nch > 1 ? 2 : 1;
-    const int64_t sub = ((ch / e + P - 1) / P * e + A - 1) / A * A;
-    kp_sched_need_shm(s, (int64_t)sets * P * P * sub);
+    const int64_t sub = ((ch / e + S - 1) / S * e + A - 1) / A * A;
+    kp_sched_need_shm(s, (int64_t)sets * P * S * sub);
 #define CLEN(i) ((i) == nch - 1 ? n - (i) * ch : ch)
-#define SOFF(i, j) ((i) * ch + kp_ar_cut(s, CLEN(i), P, (j)))
-#define SLEN(i, j) (kp_ar_cut(s, CLEN(i), P, (j) + 1) - kp_ar_cut(s, CLEN(i), P, (j)))
-#define SLOT(q, i, j) ((((int64_t)((i) % sets) * P + (q)) * P + (j)) * sub)
+#define SOFF(i, j) ((i) * ch + kp_ar_cut(s, CLEN(i), S, (j)))
+#define SLEN(i, j) (kp_ar_cut(s, CLEN(i), S, (j) + 1) - kp_ar_cut(s, CLEN(i), S, (j)))
+#define SLOT(q, i, j) ((((int64_t)((i) % sets) * P + (q)) * S + (j)) * sub)
 #define COPY_IN(i)                                                                                                     \
-    for (int j = 0; j < P; j++)                                                                                        \
-        if (j != me)                                                                                                   \
+    for (int j = 0; j < S; j++)                                                                                        \
+        if (repl || j != me)                                                                                           \
             kp_sched_copy(s, KP_BUF_SEND, SOFF(i, j), KP_BUF_SHM, SLOT(me, i, j), SLEN(i, j));
 
     COPY_IN(0);
     kp_sched_next_round(s);
-    for (int64_t t = 0; t <= nch; t++) {
+    for (int64_t t = 0; t <= nch - repl; t++) {
         kp_shm_wait_all(s, kp_sched_post(s), 0);
-        if (t >= 1) /* the own result slice, while the others' posts come in */
+        if (t >= 1 && !repl) /* the own result slice, while the others' posts come in */
             kp_sched_copy(s, KP_BUF_SHM, SLOT(me, t - 1, me), KP_BUF_RECV, SOFF(t - 1, me), SLEN(t - 1, me));
         kp_sched_next_round(s);
-        if (t >= 1)
+        if (t >= 1 && !repl)
             for (int j = 0; j < P; j++)
                 if (j != me)
                     kp_sched_copy(s, KP_BUF_SHM, SLOT(j, t - 1, j), KP_BUF_RECV, SOFF(t - 1, j), SLEN(t - 1, j));
         if (t + 1 < nch)
             COPY_IN(t + 1);
-        if (t < nch) { /* slice me of chunk t, rank order, into sub-slot me of my slot */
-            const int64_t len = SLEN(t, me), dst = SLOT(me, t, me);
-            for (int q = 1; q < P; q++) {
-                const int ab = q == 1 ? (me == 0 ? KP_BUF_SEND : KP_BUF_SHM) : KP_BUF_SHM;
-                const int64_t ao = q == 1 ? (me == 0 ? SOFF(t, me) : SLOT(0, t, me)) : dst;
-                const int bb = q == me ? KP_BUF_SEND : KP_BUF_SHM;
-                const int64_t bo = q == me ? SOFF(t, me) : SLOT(q, t, me);
-                kp_sched_reduce(s, ab, ao, bb, bo, KP_BUF_SHM, dst, len);
+        if (t < nch) { /* slice j of chunk t over all inputs, rank order */
+            const int j = repl ? 0 : me;
+            const int64_t len = SLEN(t, j);
+            const int db = repl ? KP_BUF_RECV : KP_BUF_SHM;
+            const int64_t dst = repl ? SOFF(t, 0) : SLOT(me, t, me);
+            for (int q = 1; q < P; q++) { /* mine: from the send buffer (split) or my slot (replicated) */
+                const int a0 = q == 1 && me == 0 && !repl, bq = q == me && !repl;
+                kp_sched_reduce(s, q > 1 ? db : a0 ? KP_BUF_SEND : KP_BUF_SHM, q > 1 ? dst : a0 ? SOFF(t, j) : SLOT(0, t, j),
+                                bq ? KP_BUF_SEND : KP_BUF_SHM, bq ? SOFF(t, j) : SLOT(q, t, j), db, dst, len);
                 kp_sched_next_round(s);
             }
         }
