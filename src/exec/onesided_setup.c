@@ -152,8 +152,8 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
     const int kb = ev && !strcmp(ev, "-1") ? -1 : kp_env_int("KPORT_RMA_ATTACH_KB", KP_RMA_ATTACH_KB_DEFAULT, 0, 1 << 20);
     /* the geometry must be the same everywhere, or the protocol breaks */
     int64_t mine[3] = {nslots, sb, kb}, lo[3], hi[3];
-    if (MPI_Allreduce(mine, lo, 3, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(mine, hi, 3, MPI_INT64_T, MPI_MAX, R->comm) != MPI_SUCCESS)
+    if (PMPI_Allreduce(mine, lo, 3, MPI_INT64_T, MPI_MIN, R->comm) != MPI_SUCCESS ||
+        PMPI_Allreduce(mine, hi, 3, MPI_INT64_T, MPI_MAX, R->comm) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of the window geometry failed");
     if (lo[2] < -1)
         return kp_error(KP_ERR_PARAM, "KPORT_RMA_ATTACH_KB must be -1 (never) or 0..1048576 (KiB)");
@@ -209,7 +209,7 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
         MPI_Comm_free(&node);
         L->nlocal = nsize;
         const int one = want_shared && nsize == P;
-        if (MPI_Allreduce(&one, &shared, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS) {
+        if (PMPI_Allreduce(&one, &shared, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS) {
             link_free(L);
             return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of the window flavour failed");
         }
@@ -226,7 +226,7 @@ static int link_create(kp_rma *R, int rails, rma_link **out)
 #else
         int put = 0, all = 0; /* MPICH moves even shared windows' puts in its progress: never seen by polling */
 #endif
-        if (MPI_Allreduce(&put, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS) {
+        if (PMPI_Allreduce(&put, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS) {
             link_free(L);
             return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of the notification failed");
         }
@@ -290,7 +290,7 @@ static int link_dynamic(kp_rma *R, rma_link *L, int rma_path)
     const int want0 = kp_env_int("KPORT_RMA_DYNAMIC", 1, 0, 1);
 #endif
     int want = want0 < 0 ? 0 : want0;
-    if (MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
+    if (PMPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce of KPORT_RMA_DYNAMIC failed");
     if (want0 < 0)
         return kp_error(KP_ERR_PARAM, "KPORT_RMA_DYNAMIC must be 0 or 1");
@@ -320,14 +320,14 @@ static int link_dynamic(kp_rma *R, rma_link *L, int rma_path)
         MPI_Aint a;
         ok = MPI_Win_attach(L->dwin[j], (void *)&probe[j], sizeof(int64_t)) == MPI_SUCCESS;
         MPI_Get_address((void *)&probe[j], &a);
-        if (MPI_Allgather(&a, 1, MPI_AINT, addr, 1, MPI_AINT, R->comm) != MPI_SUCCESS)
+        if (PMPI_Allgather(&a, 1, MPI_AINT, addr, 1, MPI_AINT, R->comm) != MPI_SUCCESS)
             ok = 0;
         const int right = (R->me + 1) % P;
         const int64_t v = magic;
         if (ok && (MPI_Put(&v, 1, MPI_INT64_T, right, addr[right], 1, MPI_INT64_T, L->dwin[j]) != MPI_SUCCESS ||
                    MPI_Win_flush(right, L->dwin[j]) != MPI_SUCCESS))
             ok = 0;
-        MPI_Barrier(R->comm);
+        PMPI_Barrier(R->comm);
         MPI_Win_sync(L->dwin[j]);
         const int left = (R->me + P - 1) % P;
         if (probe[j] != 0x6b706f7274LL * 16 + left)
@@ -336,7 +336,7 @@ static int link_dynamic(kp_rma *R, rma_link *L, int rma_path)
     }
     free(addr);
     int all = 0;
-    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, R->comm) != MPI_SUCCESS)
         return kp_error(KP_ERR_MPI, "transport=rma: MPI_Allreduce after the dynamic windows' probe failed");
     L->dyn = all;
     if (!all) {

@@ -3,10 +3,11 @@
  *
  *   mpirun -np 4 env LD_PRELOAD=/path/to/libkport-pmpi.so ./app
  *
- * Defines MPI_Allgather, MPI_Gather, MPI_Alltoall and MPI_Barrier through
- * the MPI profiling interface: the preloaded definitions take precedence over
+ * Defines MPI_Allgather, MPI_Gather, MPI_Alltoall, MPI_Barrier, MPI_Bcast,
+ * MPI_Scatter, MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block and
+ * MPI_Reduce_scatter through the MPI profiling interface: the preloaded definitions take precedence over
  * the MPI library's, and whatever kport does not handle goes unchanged to
- * the PMPI_ function of the same name. Only the four MPI_ symbols are
+ * the PMPI_ function of the same name. Only these MPI_ symbols are
  * exported (pmpi.map): the kport copy inside this library is private to it.
  * kport's internals should call PMPI_ for these collectives; should one call
  * MPI_Barrier & co. anyway while a kport call runs on this thread, the
@@ -17,9 +18,14 @@
  * environment, which mpirun gives every rank, and from arguments MPI requires
  * to be consistent):
  *   - KPORT_DISABLE=alltoall,gather,... (comma list of allgather, barrier,
- *     gather, alltoall, or "all")       -> PMPI_
+ *     gather, alltoall, bcast, scatter, reduce, allreduce,
+ *     reduce_scatter_block, reduce_scatter, or "all"; the MPI_ names work
+ *     too)                               -> PMPI_
  *   - an inter-communicator              -> PMPI_
  *   - kport refuses the call: a datatype it cannot move (KP_ERR_DATATYPE),
+ *     an operation and datatype it does not reduce (a user-defined
+ *     operation on a type with gaps, a type outside MPI's table:
+ *     KP_ERR_UNSUPPORTED), no algorithm for the call (KP_ERR_UNSUPPORTED),
  *     a forced algorithm that cannot apply (KP_ERR_UNSUPPORTED; also when
  *     MPI refused the segment or windows it needs, agreed by every rank
  *     before the call communicates: kport.h), a bad
@@ -116,7 +122,8 @@ static void settings_init(void)
         if (rank == 0)
             fprintf(stderr,
                     "kport-pmpi: warning: KPORT_DISABLE: ignoring unknown \"%s\" "
-                    "(expected a comma list of allgather, barrier, gather, alltoall or all)\n",
+                    "(expected a comma list of allgather, barrier, gather, alltoall, bcast, scatter, reduce, "
+                    "allreduce, reduce_scatter_block, reduce_scatter or all)\n",
                     bad_disable);
     }
 }
@@ -265,93 +272,159 @@ static int no_data(int count, MPI_Datatype t)
     return size == 0;
 }
 
-/* ---- the four collectives ------------------------------------------------- */
+/* ---- the collectives ------------------------------------------------------ */
 
-/* MPI_Allgather and MPI_Alltoall share a signature: one wrapper for both */
-typedef int (*kp_fn)(const void *, MPI_Count, MPI_Datatype, void *, MPI_Count, MPI_Datatype, MPI_Comm);
-typedef int (*pmpi_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
-
-static int wrap_all(int coll, kp_fn kf, pmpi_fn pf, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* Should this call go to kport? 1: yes, and this thread is now inside
+ * kport (leave() ends it); 0: serve it with PMPI_ (announced). */
+static int enter(int coll, MPI_Comm comm)
 {
     if (in_kport) /* kport itself calling */
-        return pf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return 0;
     enum route r = route(coll, comm);
-    if (r == ROUTE_KPORT) {
-        in_kport = 1;
-        int rc = kf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-        in_kport = 0;
-        if (rc == KP_SUCCESS) {
-            if (verbose)
-                announce_served(coll, comm, no_data(recvcount, recvtype));
-            return MPI_SUCCESS;
-        }
-        if (!refused(coll, comm, rc))
-            return MPI_ERR_INTERN;
-    } else {
+    if (r != ROUTE_KPORT) {
         announce_route(coll, comm, r);
+        return 0;
     }
-    return pf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    in_kport = 1;
+    return 1;
 }
+
+/* kport returned rc: 1 served, 0 refused before communicating (serve it
+ * with PMPI_), -1 failed after communication started (MPI_Abort was called) */
+static int leave(int coll, MPI_Comm comm, int rc, int moved_nothing)
+{
+    in_kport = 0;
+    if (rc == KP_SUCCESS) {
+        if (verbose)
+            announce_served(coll, comm, moved_nothing);
+        return 1;
+    }
+    return refused(coll, comm, rc) ? 0 : -1;
+}
+
+/* what leave() said, as the MPI_ function returns it (0: go to PMPI_) */
+#define SERVED(x) ((x) > 0 ? MPI_SUCCESS : MPI_ERR_INTERN)
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return wrap_all(KP_COLL_ALLGATHER, kp_allgather, PMPI_Allgather, sendbuf, sendcount, sendtype, recvbuf,
-                    recvcount, recvtype, comm);
+    const int coll = KP_COLL_ALLGATHER;
+    int x;
+    if (enter(coll, comm) && (x = leave(coll, comm,
+                                        kp_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                                        verbose && no_data(recvcount, recvtype))))
+        return SERVED(x);
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     const int coll = KP_COLL_GATHER;
-    if (in_kport) /* kport itself calling */
-        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    enum route r = route(coll, comm);
-    if (r == ROUTE_KPORT) {
-        in_kport = 1;
-        int rc = kp_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-        in_kport = 0;
-        if (rc == KP_SUCCESS) {
-            if (verbose)
-                announce_served(coll, comm,
-                                sendbuf == MPI_IN_PLACE ? no_data(recvcount, recvtype) : no_data(sendcount, sendtype));
-            return MPI_SUCCESS;
-        }
-        if (!refused(coll, comm, rc))
-            return MPI_ERR_INTERN;
-    } else {
-        announce_route(coll, comm, r);
-    }
+    int x;
+    if (enter(coll, comm) &&
+        (x = leave(coll, comm, kp_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+                   verbose && (sendbuf == MPI_IN_PLACE ? no_data(recvcount, recvtype) : no_data(sendcount, sendtype)))))
+        return SERVED(x);
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return wrap_all(KP_COLL_ALLTOALL, kp_alltoall, PMPI_Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm);
+    const int coll = KP_COLL_ALLTOALL;
+    int x;
+    if (enter(coll, comm) && (x = leave(coll, comm,
+                                        kp_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                                        verbose && no_data(recvcount, recvtype))))
+        return SERVED(x);
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Barrier(MPI_Comm comm)
 {
     const int coll = KP_COLL_BARRIER;
-    if (in_kport) /* kport itself calling */
-        return PMPI_Barrier(comm);
-    enum route r = route(coll, comm);
-    if (r == ROUTE_KPORT) {
-        in_kport = 1;
-        int rc = kp_barrier(comm);
-        in_kport = 0;
-        if (rc == KP_SUCCESS) {
-            if (verbose)
-                announce_served(coll, comm, 0);
-            return MPI_SUCCESS;
-        }
-        if (!refused(coll, comm, rc))
-            return MPI_ERR_INTERN;
-    } else {
-        announce_route(coll, comm, r);
-    }
+    int x;
+    if (enter(coll, comm) && (x = leave(coll, comm, kp_barrier(comm), 0)))
+        return SERVED(x);
     return PMPI_Barrier(comm);
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const int coll = KP_COLL_BCAST;
+    int x;
+    if (enter(coll, comm) &&
+        (x = leave(coll, comm, kp_bcast(buffer, count, datatype, root, comm), verbose && no_data(count, datatype))))
+        return SERVED(x);
+    return PMPI_Bcast(buffer, count, datatype, root, comm);
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const int coll = KP_COLL_SCATTER;
+    int x;
+    if (enter(coll, comm) &&
+        (x = leave(coll, comm, kp_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+                   verbose && (recvbuf == MPI_IN_PLACE ? no_data(sendcount, sendtype) : no_data(recvcount, recvtype)))))
+        return SERVED(x);
+    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    const int coll = KP_COLL_REDUCE;
+    int x;
+    if (enter(coll, comm) && (x = leave(coll, comm, kp_reduce(sendbuf, recvbuf, count, datatype, op, root, comm),
+                                        verbose && no_data(count, datatype))))
+        return SERVED(x);
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const int coll = KP_COLL_ALLREDUCE;
+    int x;
+    if (enter(coll, comm) && (x = leave(coll, comm, kp_allreduce(sendbuf, recvbuf, count, datatype, op, comm),
+                                        verbose && no_data(count, datatype))))
+        return SERVED(x);
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm)
+{
+    const int coll = KP_COLL_REDUCE_SCATTER_BLOCK;
+    int x;
+    if (enter(coll, comm) &&
+        (x = leave(coll, comm, kp_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm),
+                   verbose && no_data(recvcount, datatype))))
+        return SERVED(x);
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+/* the vector's elements in all (only asked for with KPORT_VERBOSE) */
+static int no_data_counts(const int *counts, MPI_Datatype t, MPI_Comm comm)
+{
+    int P = 0;
+    long total = 0;
+    if (!counts || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        return 0;
+    for (int j = 0; j < P; j++)
+        total += counts[j];
+    return total == 0 || no_data(1, t);
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm)
+{
+    const int coll = KP_COLL_REDUCE_SCATTER;
+    int x;
+    if (enter(coll, comm) &&
+        (x = leave(coll, comm, kp_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm),
+                   verbose && no_data_counts(recvcounts, datatype, comm))))
+        return SERVED(x);
+    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }

@@ -123,7 +123,7 @@ int kp_strided_progress(kp_win w)
 static int agree(kp_win w, int rc, const char *what)
 {
     int mine = rc, worst = 0;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
+    if (PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         worst = KP_ERR_MPI;
     if (rc != KP_SUCCESS || worst == KP_SUCCESS)
         return rc;
@@ -138,7 +138,7 @@ static int agree(kp_win w, int rc, const char *what)
 static int agree_window(kp_win w, int mrc, MPI_Win *win, char *reason)
 {
     int made = mrc == MPI_SUCCESS, all = 0;
-    if (MPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, w->comm) != MPI_SUCCESS)
+    if (PMPI_Allreduce(&made, &all, 1, MPI_INT, MPI_MIN, w->comm) != MPI_SUCCESS)
         all = 0;
     if (all) {
         MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
@@ -213,8 +213,8 @@ static int win_setup(kp_win w, MPI_Aint mysize)
     w->ctrl_bytes = (64 + (MPI_Aint)slots * 16 + 63) / 64 * 64;
     /* the same on every rank, or the protocol breaks */
     int mine[3] = {slots, slot_kb, shenv}, lo[3], hi[3];
-    MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, w->comm);
-    MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, w->comm);
+    PMPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, w->comm);
+    PMPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, w->comm);
     if (lo[0] != hi[0] || lo[1] != hi[1] || lo[2] != hi[2])
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SLOTS / KPORT_STRIDED_SLOT_KB / KPORT_STRIDED_SHARED differ "
                                       "between ranks");
@@ -227,7 +227,7 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         rc = kp_error(KP_ERR_NOMEM, "strided window: out of memory");
     if ((rc = agree(w, rc, "allocating the window's state")) != KP_SUCCESS)
         return rc;
-    MPI_Allgather(&mysize, 1, MPI_AINT, w->sizes, 1, MPI_AINT, w->comm);
+    PMPI_Allgather(&mysize, 1, MPI_AINT, w->sizes, 1, MPI_AINT, w->comm);
     MPI_Aint pool_bytes = w->ctrl_bytes + (MPI_Aint)slots * (MPI_Aint)bb;
     char why[MPI_MAX_ERROR_STRING];
     int mrc = MPI_Win_allocate(pool_bytes, 1, MPI_INFO_NULL, w->comm, &w->pool_base, &w->pool);
@@ -240,7 +240,7 @@ static int win_setup(kp_win w, MPI_Aint mysize)
         ctrl[kp_ctrl_turn(s) / 8] = s;
         ctrl[kp_ctrl_ready(s) / 8] = 0;
     }
-    MPI_Barrier(w->comm);
+    PMPI_Barrier(w->comm);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->pool);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win);
     w->locked = 1;
@@ -295,7 +295,7 @@ static int win_setup(kp_win w, MPI_Aint mysize)
             return rc;
     }
     MPI_Win_sync(w->pool);
-    MPI_Barrier(w->comm);
+    PMPI_Barrier(w->comm);
     kp_strided_params_default(w);
     const char *pf = getenv("KPORT_PARAMS");
     if (pf && *pf)
@@ -374,7 +374,7 @@ int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
     if (want > 0)
         want = w->nlocal == w->P;
     int shared = 0;
-    MPI_Allreduce(&want, &shared, 1, MPI_INT, MPI_MIN, w->comm);
+    PMPI_Allreduce(&want, &shared, 1, MPI_INT, MPI_MIN, w->comm);
     if (shared < 0) {
         win_release(w);
         return kp_error(KP_ERR_PARAM, "KPORT_STRIDED_SHARED must be 0 or 1 (on some rank it is not)");
@@ -386,7 +386,7 @@ int kp_win_create(MPI_Aint bytes, MPI_Comm comm, void **base, kp_win *win)
      * asked (util/shmspace.h: MPICH 4.0.2 grants a window that does not
      * fit and the first store into it is a SIGBUS) */
     int room = kp_shm_space_ok((int64_t)alloc * w->nlocal), all_room = 0;
-    MPI_Allreduce(&room, &all_room, 1, MPI_INT, MPI_MIN, w->comm);
+    PMPI_Allreduce(&room, &all_room, 1, MPI_INT, MPI_MIN, w->comm);
     if (!all_room) {
         win_release(w);
         return kp_error(KP_ERR_UNSUPPORTED, "kp_win_create: %d windows of %lld bytes do not fit in /dev/shm", w->nlocal,
@@ -465,7 +465,7 @@ int kp_win_from_mpi(MPI_Win mwin, MPI_Comm comm, kp_win *win)
     if (rc)
         return rc;
     int anybad = 0;
-    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
+    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, w->comm);
     if (anybad) {
         win_release(w);
         return kp_error(KP_ERR_UNSUPPORTED, anybad == 1 ? "kp_win_from_mpi: dynamic windows are not supported"

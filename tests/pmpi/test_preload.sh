@@ -10,42 +10,8 @@
 #   MPIEXEC_ARGS go between MPIEXEC and "-n NP" (e.g. --oversubscribe).
 set -euo pipefail
 
-if [ $# -lt 4 ]; then
-    echo "usage: $0 PLAIN_APP LIBKPORT_PMPI NP MPIEXEC [MPIEXEC_ARGS...]" >&2
-    exit 2
-fi
-app=$1
-lib=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-np=$3
-shift 3
-mpiexec=("$@")
-
-fail() { echo "test_preload: FAIL: $*" >&2; exit 1; }
-[ -x "$app" ] || fail "no program $app"
-[ -f "$lib" ] || fail "no library $lib"
-if ldd "$app" | grep -q libkport; then fail "$app must not be linked to kport"; fi
-
-. "$(dirname "$0")/preload.sh"
-preload=$(kport_preload "$lib")
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kport-preload.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-# run NAME [VAR=value...]: the environment goes through env(1) on every rank
-run() {
-    local name=$1
-    shift
-    echo "test_preload: $name: ${mpiexec[*]} -n $np env $* $app"
-    if ! "${mpiexec[@]}" -n "$np" env "$@" "$app" >"$tmp/$name.out" 2>&1; then
-        cat "$tmp/$name.out" >&2
-        fail "$name: plain_app failed"
-    fi
-    grep -q "^plain_app: [0-9]* passed, 0 failed" "$tmp/$name.out" || { cat "$tmp/$name.out" >&2; fail "$name: no pass line"; }
-    grep "^plain_app:" "$tmp/$name.out"
-}
-has() { grep -qF -- "$2" "$tmp/$1.out"; }
-must() { has "$1" "$2" || { cat "$tmp/$1.out" >&2; fail "$1: expected \"$2\""; }; }
-mustnt() { if has "$1" "$2"; then cat "$tmp/$1.out" >&2; fail "$1: unexpected \"$2\""; fi; }
+. "$(dirname "$0")/preload_run.sh"
+preload_init test_preload "$@"
 
 # 1. MPI alone
 run native KPORT_VERBOSE=1
