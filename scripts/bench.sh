@@ -9,7 +9,9 @@
 # its LogP prediction (--params) at P = 2 and, with Open MPI, at P = 2..8
 # (oversubscribed above the core count, reported as such). Last, the fan-out
 # table and kport-plot's figures ($BENCH_OUT/*.png, *.pdf).
-#   BENCH_COLLS       collectives to run (default: allgather barrier gather alltoall)
+#   BENCH_COLLS       collectives to run (default: allgather barrier gather alltoall
+#                     bcast scatter reduce allreduce reduce_scatter_block reduce_scatter;
+#                     the reductions in double with MPI_SUM, allreduce with its bw_limit)
 #   BENCH_ARGS        extra kport-bench options (default: none = 1 B .. 1 MiB)
 #   BENCH_B2B         calls per back-to-back batch (default 8; 0: isolated calls only)
 #   BENCH_B2B_ALGS    algorithms of the back-to-back runs (default native,auto,memcpy;
@@ -34,7 +36,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${BENCH_NP:-2}
 out=${BENCH_OUT:-build/bench}
-colls=${BENCH_COLLS:-allgather barrier gather alltoall}
+colls=${BENCH_COLLS:-allgather barrier gather alltoall bcast scatter reduce allreduce reduce_scatter_block reduce_scatter}
 b2b=${BENCH_B2B:-8}
 b2b_algs=${BENCH_B2B_ALGS:-native,auto,memcpy}
 mpis=${BENCH_MPIS:-ompi mpich}
@@ -184,6 +186,7 @@ for coll in $colls; do
             f="$out/$coll-$mpi-p$np-b2b$b2b.jsonl"
             algs=$b2b_algs
             [ "$coll" = barrier ] && algs=${algs//,memcpy/} # nothing to copy
+            [ "$coll" = allreduce ] && algs+=,bw_limit       # the memory-bandwidth limit beside them
             alist=(-a "$algs")
             case " ${BENCH_ARGS:-} " in *" -a"*) alist=() ;; esac # BENCH_ARGS chose the algorithms
             echo "== $coll, $mpi, P=$np: ${run[*]} $bin $coll --b2b $b2b ${alist[*]} --format json ${BENCH_ARGS:-}" >&2

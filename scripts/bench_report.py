@@ -58,6 +58,13 @@ SIZE_NOTE = {
     "gather": "size: bytes per rank (the root receives P*size)",
     "alltoall": "size: bytes per rank pair (each rank sends and receives P*size)",
     "barrier": "no message size: one row (size 0)",
+    "bcast": "size: bytes of the message",
+    "scatter": "size: bytes per rank (the root sends P*size)",
+    "reduce": "size: bytes of the vector (double, sum unless the records say otherwise)",
+    "allreduce": "size: bytes of the vector (double, sum unless the records say otherwise); bw_limit: "
+                 "the memory-bandwidth limit measured in the same run",
+    "reduce_scatter_block": "size: bytes of each rank's result block",
+    "reduce_scatter": "size: bytes of the whole vector (uneven counts per rank)",
 }
 # Collectives without message sizes: one row, no per-size wording.
 SIZELESS = {"barrier"}
@@ -166,9 +173,10 @@ class Table:
                  and set(self.status.get((c, s)) for s in self.sizes) - {None} == {"n/a"}]
         natives = [c for c in cols if self.columns[c][2] and c not in never]
         kports = [c for c in cols if not self.columns[c][2] and c not in never]
-        # the memcpy reference is neither native nor kport: shown, never "best";
-        # the sendrecv reference (bench.sh's moved check reads it) is not tabulated
-        self.refs = [c for c in kports if self.columns[c][1] == "memcpy"]
+        # the memcpy and bw_limit references are neither native nor kport: shown,
+        # never "best"; the sendrecv reference (bench.sh's moved check reads it)
+        # is not tabulated
+        self.refs = [c for c in kports if self.columns[c][1] in ("memcpy", "bw_limit")]
         kports = [c for c in kports if c not in self.refs and self.columns[c][1] != "sendrecv"]
         return natives, kports, never
 
@@ -341,9 +349,13 @@ def report(tables, markdown, compare_only=False):
                 out.append("")
             else:
                 out.append("# %s: its median / the better native median" % what)
-            refs = t.refs[:1]  # one memcpy reference (the first build's)
+            # one reference of each kind (the first build's): memcpy, bw_limit
+            refs = [[c for c in t.refs if t.columns[c][1] == k][:1] for k in ("memcpy", "bw_limit")]
+            refs = [c for one in refs for c in one]
             headers = ["Size"] + ["%s (us)" % c for c in autos] + ["Best native", "Median(us)"] + \
-                ["%s ratio" % c for c in autos] + ["memcpy (us)", "auto / memcpy"] * len(refs)
+                ["%s ratio" % c for c in autos]
+            for c in refs:
+                headers += ["%s (us)" % t.columns[c][1], "auto / %s" % t.columns[c][1]]
             rows = []
             for s in sizes:
                 nb = t.best_native(s, natives)
@@ -355,7 +367,7 @@ def report(tables, markdown, compare_only=False):
                     mc = t.median(c, s)
                     best_auto = min([m for m in ms if m is not None], default=None)
                     row += [fmt_us(mc) if mc is not None else "-",
-                            fmt_ratio(best_auto, ("memcpy", mc)) if mc and best_auto is not None else "-"]
+                            fmt_ratio(best_auto, (t.columns[c][1], mc)) if mc and best_auto is not None else "-"]
                 rows.append(row)
             out.extend(render(headers, rows, left=(0, len(autos) + 1)))
             out.append("")

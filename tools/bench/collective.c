@@ -2,10 +2,15 @@
  * kport-bench's collective runner: native MPI collectives and every kport
  * algorithm side by side, measured in the same run. Serves every
  * subcommand that is a kb_coll (allgather.c, barrier.c, gather.c,
- * alltoall.c; their headers say what size and -c mean for each).
+ * alltoall.c, bcast.c, scatter.c, reduce.c, allreduce.c,
+ * reduce_scatter_block.c, reduce_scatter.c; their headers say what size
+ * and -c mean for each; reduction.c holds the reductions' types, ops and
+ * values).
  *
- *   mpirun -np P kport-bench allgather|barrier|gather|alltoall
+ *   mpirun -np P kport-bench allgather|barrier|gather|alltoall|bcast|scatter|reduce|allreduce|
+ *                            reduce_scatter_block|reduce_scatter
  *                            [-m [MIN:]MAX] [-i N] [-x N] [-f] [-c] [-r ROOT]
+ *                            [--type double|float|int|...] [--op sum|max|...]
  *                            [-a native,bruck:k=3,...] [--b2b N] [--rounds R] [--format json]
  *                            [--predict PARAMS.json] [--transports p2p,rma,...]
  *
@@ -78,17 +83,25 @@
  * that refuses this P or size (KP_ERR_UNSUPPORTED) is reported as
  * "n/a: <reason>" and skipped; it is not a failure. "auto" is kport's
  * default choice; "memcpy" is a reference column: every rank copies as
- * many bytes as its receive buffer holds (P*size) from a buffer of its own.
- * "sendrecv" (named in -a, or added by --sendrecv) is another: every rank
- * exchanges size bytes with rank ^ 1 (MPI_Irecv, MPI_Isend, MPI_Waitall;
- * a rank without that partner, the last of an odd P, only takes part in
- * the timing), the exchange loggp's parameter X fits, measured in the
- * same run.
+ * many bytes as its receive buffer holds (P*size) from a buffer of its own
+ * (bcast, scatter and the reductions: the collective's copy_bytes, one
+ * block). "sendrecv" (named in -a, or added by --sendrecv) is another:
+ * every rank exchanges size bytes with rank ^ 1 (MPI_Irecv, MPI_Isend,
+ * MPI_Waitall; a rank without that partner, the last of an odd P, only
+ * takes part in the timing), the exchange loggp's parameter X fits,
+ * measured in the same run. "bw_limit" (allreduce, in its default list) is
+ * a third: the copies and combines any algorithm must make (allreduce.c's
+ * header), timed like the others; every record of a size then carries its
+ * median ("bw_limit_us", and "bw_limit_ratio" = median / bw_limit) and
+ * the text output a table of each column's median over it.
  *
  * Validation (-c): every iteration's send buffer is written with the
  * call's pattern and the receive buffer poisoned before the barrier, and
  * the collective's check runs after t1 (untimed); see each collective's
  * header for what it compares. Exit status 1 on any mismatch or error.
+ * KPORT_BENCH_CORRUPT=B tests the check itself: rank 0 inverts byte B of
+ * its receive buffer (B past the used part: the guard) after every
+ * isolated call, and every column must fail validation.
  *
  * Prediction (--predict FILE, a machine parameter file, docs/PARAMETERS.md):
  * rank 0 computes the cost model's time (src/model/model.h) of every kport
@@ -125,14 +138,15 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     options o;
     kbc_parse_options(bc, argc, argv, &o);
 
-    /* Sizes: OSU's MIN, 2*MIN, ... (0 first when MIN is 0). */
+    /* Sizes: OSU's MIN, 2*MIN, ... (0 first when MIN is 0, then one
+     * element: 1 byte, or a reduction's element size). */
     int nsizes = 0;
     size_t sizes[KB_MAX_SIZES];
     {
         size_t s = o.min_size;
         if (s == 0) {
             sizes[nsizes++] = 0;
-            s = 1;
+            s = bc->reduction ? kb_red_elem(o.type) : 1;
         }
         while (s <= o.max_size && nsizes < KB_MAX_SIZES) {
             sizes[nsizes++] = s;
@@ -158,13 +172,19 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     cx.rbuf_len = rbytes;
     cx.sbuf = malloc(sbytes ? sbytes : 1);
     cx.rbuf = malloc(rbytes + KB_GUARD);
+    cx.type = o.type;
+    cx.op = o.op;
+    cx.elem = bc->reduction ? kb_red_elem(o.type) : 1;
+    cx.mtype = bc->reduction ? kb_red_mpi_type(o.type) : MPI_BYTE;
+    cx.mop = kb_red_mpi_op(o.op);
+    cx.aux = bc->limit ? malloc(sbytes ? sbytes : 1) : NULL;
     int maxit = o.iters > o.iters_large ? o.iters : o.iters_large;
     /* every (algorithm, size)'s times, kept over the rounds */
     double *times = malloc((size_t)o.nalgs * (size_t)nsizes * (size_t)maxit * sizeof(double));
     double *maxes = malloc((size_t)maxit * sizeof(double));
     result *res = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(result));
     run_state *st = calloc((size_t)o.nalgs * (size_t)nsizes, sizeof(run_state));
-    int ok = cx.sbuf && cx.rbuf && times && maxes && res && st, gok;
+    int ok = cx.sbuf && cx.rbuf && (cx.aux || !bc->limit) && times && maxes && res && st, gok;
     MPI_Allreduce(&ok, &gok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!gok) {
         if (rank == 0)
@@ -174,6 +194,8 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     /* Touch the buffers once so first-touch page faults are not timed. */
     memset(cx.sbuf, 0, sbytes ? sbytes : 1);
     memset(cx.rbuf, 0, rbytes + KB_GUARD);
+    if (cx.aux)
+        memset(cx.aux, 0, sbytes ? sbytes : 1);
 
     run_env env;
     env.P = P;
@@ -258,6 +280,10 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
         if (rank == 0 && have_layout)
             for (int ai = 0; ai < o.nalgs; ai++)
                 kbc_predict_row(&o, &layout, P, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
+        for (int ai = 0; ai < o.nalgs; ai++) /* the bw_limit column's median beside every row of the size */
+            if (o.algs[ai].is_limit && size > 0 && res[(size_t)ai * nsizes + si].status == RES_OK)
+                for (int aj = 0; aj < o.nalgs; aj++)
+                    res[(size_t)aj * nsizes + si].limit = res[(size_t)ai * nsizes + si].t.median;
 
         for (int ai = 0; ai < o.nalgs; ai++) {
             alg_entry *a = &o.algs[ai];
@@ -299,8 +325,10 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
         fflush(stdout);
     }
 
-    if (rank == 0 && !o.json)
+    if (rank == 0 && !o.json) {
+        kbc_print_limits(&o, sizes, nsizes, res);
         kbc_print_footer(&o, sizes, nsizes, res, failures);
+    }
 
     if (bc->kcoll >= 0)
         kp_set_algorithm((enum kp_coll)bc->kcoll, NULL);
@@ -310,6 +338,9 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
     free(st);
     free(cx.sbuf);
     free(cx.rbuf);
+    free(cx.aux);
+    free(cx.counts);
+    free(cx.displs);
     free(o.algs);
     if (have_layout)
         kp_layout_free(&layout);

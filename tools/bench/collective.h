@@ -7,9 +7,10 @@
  *                         rows as they are ready
  *   collective_options.c  the options (OSU's -m -i -x -f -c, -r, -a, --b2b,
  *                         --rounds, --transports, --sendrecv, --format,
- *                         --predict) and the runner's usage
+ *                         --predict, --type, --op) and the runner's usage
  *   collective_measure.c  the timed loops: isolated calls, back-to-back
- *                         batches, the memcpy and sendrecv references, the
+ *                         batches, the memcpy, sendrecv and bw_limit
+ *                         references, the
  *                         statistics of an (algorithm, size)
  *   collective_report.c   the output: the text table, its header and footer,
  *                         JSON lines, and the cost model's predictions
@@ -50,7 +51,8 @@ typedef struct alg_entry {
     int is_auto;
     int is_memcpy;           /* reference: one memcpy of the receive buffer's bytes */
     int is_sendrecv;         /* reference: one exchange of size bytes with rank ^ 1 (Irecv, Isend, Waitall) */
-    int is_ref;              /* either reference: not an MPI collective, not kport */
+    int is_limit;            /* reference: the collective's bw_limit (kb_coll.limit) */
+    int is_ref;              /* any reference: not an MPI collective, not kport */
     int tagged;              /* --transports: the column name carries the transport */
     char na_msg[KB_ERR_LEN]; /* first refusal */
     int na_noted;            /* refusal printed in the header */
@@ -63,7 +65,8 @@ typedef struct options {
     int full, check, json;
     int b2b;            /* --b2b N: calls per back-to-back batch; 0: isolated calls */
     int rounds;         /* --rounds R: the sizes and algorithms take turns, R rounds */
-    int root, root_set; /* -r (gather) */
+    int root, root_set; /* -r (rooted collectives) */
+    int type, op;       /* --type, --op (reductions; KB_T_*, KB_OP_*) */
     int nalgs, cap;
     alg_entry *algs;
     char transports[KB_MAX_TRANSPORTS][KB_NAME_LEN]; /* --transports: "" (p2p) or "transport=rma,..." */
@@ -84,6 +87,7 @@ typedef struct result {
     char msg[KB_ERR_LEN];  /* why n/a or failed */
     int has_pred;          /* --predict: the model's time (rank 0) */
     double pred, pred_hockney; /* seconds */
+    double limit;          /* the bw_limit column's median at this size (seconds), 0: none */
 } result;
 
 typedef struct run_state {
@@ -128,5 +132,6 @@ void kbc_print_header(options *o, const run_env *e);
 void kbc_print_footer(const options *o, const size_t *sizes, int nsizes, const result *res, int failures);
 int kbc_kport_layout(MPI_Comm comm, kp_layout *L);
 void kbc_predict_row(const options *o, const kp_layout *L, int P, size_t size, const alg_entry *a, result *r);
+void kbc_print_limits(const options *o, const size_t *sizes, int nsizes, const result *res);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * kport-bench's collective runner: the measurement of one (algorithm,
  * size) over the rounds. The timed loops (isolated calls; back-to-back
- * batches and the rewrite they subtract), the reference columns memcpy and
- * sendrecv, the first call that decides n/a or failure, and after the last
+ * batches and the rewrite they subtract), the reference columns memcpy,
+ * sendrecv and bw_limit, the first call that decides n/a or failure, and after the last
  * round the -c self-test and the statistics over the ranks' times. The
  * timing rules are the manual at the top of collective.c.
  */
@@ -18,6 +18,8 @@
  * like the collectives (barrier before, maximum over ranks, median). */
 static size_t memcpy_bytes(const options *o, const kb_ctx *cx)
 {
+    if (o->coll->copy_bytes)
+        return o->coll->copy_bytes(cx->size, cx->P);
     size_t sb = 0, rb = 0;
     if (o->coll->buffers)
         o->coll->buffers(cx->size, cx->P, &sb, &rb);
@@ -46,17 +48,22 @@ static unsigned char *memcpy_source(size_t rb, result *r, MPI_Comm sync)
     return src;
 }
 
-/* memcpy's iterations of one round: warm untimed, then iters timed into times. */
-static int run_memcpy(const options *o, kb_ctx *cx, int warm, int iters, double *times, result *r, MPI_Comm sync)
+/* The iterations of one round of a local reference (memcpy, or the
+ * collective's bw_limit): warm untimed, then iters timed into times. */
+static int run_local(const options *o, kb_ctx *cx, const alg_entry *a, int warm, int iters, double *times, result *r,
+                     MPI_Comm sync)
 {
-    size_t rb = memcpy_bytes(o, cx);
-    unsigned char *src = memcpy_source(rb, r, sync);
-    if (!src)
+    size_t rb = a->is_memcpy ? memcpy_bytes(o, cx) : 0;
+    unsigned char *src = a->is_memcpy ? memcpy_source(rb, r, sync) : NULL;
+    if (a->is_memcpy && !src)
         return 1;
     for (int it = 0; it < warm + iters; it++) {
         kb_sync_barrier(&kbc_start);
         double t0 = MPI_Wtime();
-        memcpy(cx->rbuf, src, rb);
+        if (src)
+            memcpy(cx->rbuf, src, rb);
+        else
+            o->coll->limit(cx);
         double t1 = MPI_Wtime();
         if (it >= warm)
             times[it - warm] = t1 - t0;
@@ -144,6 +151,19 @@ static int first_call_decides(const kb_coll *bc, const alg_entry *a, int rc, int
     return 0;
 }
 
+/* KPORT_BENCH_CORRUPT=B (a test of -c itself): after every isolated call
+ * rank 0 inverts byte B of its receive buffer (or guard) before the check,
+ * which must then fail. -1 when unset or out of range. */
+static long corrupt_byte(const kb_ctx *cx)
+{
+    const char *e = getenv("KPORT_BENCH_CORRUPT");
+    if (!e || !*e || cx->rank != 0)
+        return -1;
+    char *end;
+    long b = strtol(e, &end, 10);
+    return *end == '\0' && b >= 0 && (size_t)b < cx->rbuf_len + KB_GUARD ? b : -1;
+}
+
 /* Isolated calls: per iteration (with -c: write the send buffer, poison
  * the receive buffer), barrier, t0, one call, t1 (with -c: check). */
 static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int warm, int iters, int moves,
@@ -164,8 +184,12 @@ static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int w
         note_failure(a, rc, failed, errmsg);
         if (first && i == 0 && first_call_decides(bc, a, rc, moves, errmsg, r, sync))
             return 1;
-        if (o->check && bc->check)
+        if (o->check && bc->check) {
+            const long flip = corrupt_byte(cx);
+            if (flip >= 0)
+                cx->rbuf[flip] ^= 0xff;
             *bad += bc->check(cx, it);
+        }
         if (i >= warm)
             times[i - warm] = t1 - t0;
     }
@@ -176,19 +200,20 @@ static int loop_isolated(const options *o, kb_ctx *cx, const alg_entry *a, int w
  * the first iteration does in isolated mode), then per batch (with -c:
  * poison the receive buffer) barrier, t0, b2b x (write the send buffer
  * with the call's pattern, one call), t1 (with -c: check the last call).
- * memcpy: the same with memcpy(rbuf, src, P*size) as the call. */
+ * memcpy: the same with memcpy(rbuf, src, P*size) as the call; bw_limit
+ * with the collective's limit(). */
 static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatches, int batches, int moves,
                     int first, int base, double *times, long long *bad, int *failed, char *errmsg, result *r,
                     MPI_Comm sync)
 {
     const kb_coll *bc = o->coll;
-    const int check = o->check && !a->is_memcpy;
+    const int check = o->check && !a->is_memcpy && !a->is_limit;
     size_t rb = a->is_memcpy ? memcpy_bytes(o, cx) : 0;
     unsigned char *src = NULL;
     if (a->is_memcpy) {
         if (!(src = memcpy_source(rb, r, sync)))
             return 1;
-    } else if (first) {
+    } else if (first && !a->is_limit) {
         if (bc->write_send)
             bc->write_send(cx, 0);
         if (check && bc->poison_recv)
@@ -213,6 +238,8 @@ static int loop_b2b(const options *o, kb_ctx *cx, const alg_entry *a, int wbatch
                 bc->write_send(cx, b2b_iter(o, b, j));
             if (a->is_memcpy) {
                 memcpy(cx->rbuf, src, rb);
+            } else if (a->is_limit) {
+                o->coll->limit(cx);
             } else {
                 int rc = bc->run(cx);
                 note_failure(a, rc, failed, errmsg);
@@ -295,8 +322,8 @@ void kbc_run_round(const options *o, kb_ctx *cx, alg_entry *a, int k, int warm, 
         return;
     }
     int stop;
-    if (a->is_memcpy && !o->b2b)
-        stop = run_memcpy(o, cx, warm, iters, times + st->done, r, sync);
+    if ((a->is_memcpy || a->is_limit) && !o->b2b)
+        stop = run_local(o, cx, a, warm, iters, times + st->done, r, sync);
     else if (a->is_sendrecv)
         stop = run_sendrecv(o, cx, warm, iters, times + st->done, r, sync);
     else if (o->b2b)

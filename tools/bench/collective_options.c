@@ -30,13 +30,19 @@ static void usage(FILE *f, const void *arg)
             "\n\nOptions (OSU-compatible where OSU has them):\n"
             "  -m [MIN:]MAX  message sizes in bytes, MIN, 2*MIN, ... up to MAX (default %d:%d;\n"
             "                MIN may be 0; K, M, G suffixes are binary multiples). Per rank for\n"
-            "                allgather and gather, per rank pair for alltoall; barrier ignores -m\n"
+            "                allgather, gather and scatter, per rank pair for alltoall, the message\n"
+            "                for bcast, the vector for reduce, allreduce and reduce_scatter, the\n"
+            "                result block for reduce_scatter_block (reductions: multiples of the\n"
+            "                element size, default MIN the element size); barrier ignores -m\n"
             "  -i N          timed iterations per size (default %d, %d above %d bytes)\n"
             "  -x N          warmup iterations per size (default %d, %d above %d bytes)\n"
             "  -f            full statistics: per-algorithm blocks with median, avg, min, max\n"
             "  -c            validate every byte of every iteration's result; exit 1 on a mismatch\n"
             "                (barrier: an untimed test that no rank leaves before all entered)\n"
-            "  -r ROOT       root rank of gather (default 0)\n"
+            "  -r ROOT       root rank of gather, bcast, scatter and reduce (default 0)\n"
+            "  --type T      reductions: the datatype, %s (default double)\n"
+            "  --op OP       reductions: the operation, %s (default sum; band, bor, bxor on\n"
+            "                integer types only)\n"
             "  -a LIST       algorithms, separated by ';' or ',': native, auto, NAME[:k=K,C=C] ...\n"
             "                (default: native and every registered kport algorithm); after ',' a\n"
             "                NAME=VALUE without ':' is a parameter of the previous one\n"
@@ -61,7 +67,7 @@ static void usage(FILE *f, const void *arg)
             "build; MPI_Barrier across hosts or with KPORT_BENCH_SYNC=mpi); the table shows the\n"
             "median over iterations (batches, per call), in microseconds.\n",
             KB_DEF_MIN, KB_DEF_MAX, KB_DEF_ITERS, KB_DEF_ITERS_LARGE, KB_LARGE_MSG, KB_DEF_WARMUP,
-            KB_DEF_WARMUP_LARGE, KB_LARGE_MSG, KB_DEF_ROUNDS);
+            KB_DEF_WARMUP_LARGE, KB_LARGE_MSG, kb_red_type_list(), kb_red_op_list(), KB_DEF_ROUNDS);
     for (int c = 0; c < kb_ncommands; c++) {
         const kb_coll *bc = coll ? coll : kb_commands[c]->coll;
         if (bc && bc->kcoll >= 0) {
@@ -103,7 +109,10 @@ static void add_alg(options *o, const char *spec)
     a->is_auto = strcmp(spec, "auto") == 0;
     a->is_memcpy = strcmp(spec, "memcpy") == 0;
     a->is_sendrecv = strcmp(spec, "sendrecv") == 0;
-    a->is_ref = a->is_memcpy || a->is_sendrecv;
+    a->is_limit = strcmp(spec, "bw_limit") == 0;
+    a->is_ref = a->is_memcpy || a->is_sendrecv || a->is_limit;
+    if (a->is_limit && !o->coll->limit)
+        kbc_bad_usage(o, "-a bw_limit: %s has no bandwidth-limit reference (allreduce has)", o->coll->name);
 }
 
 /* "-a native,bruck:k=3,C=2,ring;direct,transport=rma": specifications
@@ -204,6 +213,27 @@ static void expand_transports(options *o)
     free(old);
 }
 
+/* Reductions: the type and op agree, and every size is whole elements
+ * (the smallest size defaults to one element). */
+static void reduction_sizes(options *o, int min_given)
+{
+    if (!kb_red_valid(o->type, o->op)) {
+        char msg[KB_ERR_LEN];
+        snprintf(msg, sizeof msg, "--op %s is not defined on --type %s (bitwise operations: integer types)",
+                 kb_red_op_name(o->op), kb_red_type_name(o->type));
+        kbc_bad_usage(o, "%s", msg);
+    }
+    const size_t elem = kb_red_elem(o->type);
+    if (!min_given && o->min_size > 0 && o->min_size < elem)
+        o->min_size = elem <= o->max_size ? elem : o->max_size;
+    if (o->min_size % elem) {
+        char msg[KB_ERR_LEN];
+        snprintf(msg, sizeof msg, "-m: the smallest size, %zu bytes, is not a multiple of the %zu-byte %s (the "
+                 "sizes are MIN, 2*MIN, ...)", o->min_size, elem, kb_red_type_name(o->type));
+        kbc_bad_usage(o, "%s", msg);
+    }
+}
+
 void kbc_parse_options(const kb_coll *coll, int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof(*o));
@@ -216,7 +246,7 @@ void kbc_parse_options(const kb_coll *coll, int argc, char **argv, options *o)
     o->warmup_large = KB_DEF_WARMUP_LARGE;
     o->rounds = KB_DEF_ROUNDS;
     const char *alist[64];
-    int nalist = 0, sendrecv = 0;
+    int nalist = 0, sendrecv = 0, min_given = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -253,6 +283,20 @@ void kbc_parse_options(const kb_coll *coll, int argc, char **argv, options *o)
         if ((val = kb_long_option(argc, argv, &i, "--b2b", usage, coll))) {
             if (kb_parse_int(val, 1, &o->b2b))
                 kbc_bad_usage(o, "bad --b2b \"%s\" (calls per batch, an integer >= 1)", val);
+            continue;
+        }
+        if ((val = kb_long_option(argc, argv, &i, "--type", usage, coll))) {
+            if (!coll->reduction)
+                kbc_bad_usage(o, "--type: %s is not a reduction", coll->name);
+            if ((o->type = kb_red_type_find(val)) < 0)
+                kbc_bad_usage(o, "unknown --type \"%s\"", val);
+            continue;
+        }
+        if ((val = kb_long_option(argc, argv, &i, "--op", usage, coll))) {
+            if (!coll->reduction)
+                kbc_bad_usage(o, "--op: %s is not a reduction", coll->name);
+            if ((o->op = kb_red_op_find(val)) < 0)
+                kbc_bad_usage(o, "unknown --op \"%s\"", val);
             continue;
         }
         if (strcmp(a, "--sendrecv") == 0) {
@@ -311,6 +355,7 @@ void kbc_parse_options(const kb_coll *coll, int argc, char **argv, options *o)
                 kbc_bad_usage(o, "-m \"%s\": MIN is larger than MAX", val);
             o->min_size = lo;
             o->max_size = hi;
+            min_given = colon && colon != val;
             break;
         }
         case 'r':
@@ -349,6 +394,8 @@ void kbc_parse_options(const kb_coll *coll, int argc, char **argv, options *o)
     }
     if (coll->sizes == KB_SIZELESS)
         o->min_size = o->max_size = 0;
+    if (coll->reduction)
+        reduction_sizes(o, min_given);
 
     if (nalist > 0) {
         for (int i = 0; i < nalist; i++)
@@ -365,6 +412,8 @@ void kbc_parse_options(const kb_coll *coll, int argc, char **argv, options *o)
             add_alg(o, "auto"); /* kport's default choice */
             if (coll->sizes != KB_SIZELESS)
                 add_alg(o, "memcpy"); /* the copy the data must at least go through */
+            if (coll->limit)
+                add_alg(o, "bw_limit"); /* the copies and combines any algorithm must make */
         }
     }
 

@@ -99,6 +99,8 @@ void kbc_json_line(const options *o, const char *mpi, int P, int hosts, size_t s
     printf(",\"P\":%d,\"hosts\":%d,\"size\":%zu", P, hosts, size);
     if (o->coll->rooted)
         printf(",\"root\":%d", o->root);
+    if (o->coll->reduction)
+        printf(",\"type\":\"%s\",\"op\":\"%s\"", kb_red_type_name(o->type), kb_red_op_name(o->op));
     if (o->b2b)
         printf(",\"mode\":\"b2b\",\"calls_per_batch\":%d,\"rewrite_us\":%.3f", o->b2b, rewrite / o->b2b * 1e6);
     else
@@ -109,6 +111,11 @@ void kbc_json_line(const options *o, const char *mpi, int P, int hosts, size_t s
                r->t.median * 1e6, r->t.min * 1e6, r->t.avg * 1e6, r->t.max * 1e6, r->iters);
     else
         printf(",\"median_us\":null,\"min_us\":null,\"avg_us\":null,\"max_us\":null,\"iterations\":0");
+    if (r->limit > 0) {
+        printf(",\"bw_limit_us\":%.3f", r->limit * 1e6);
+        if (r->status == RES_OK)
+            printf(",\"bw_limit_ratio\":%.3f", r->t.median / r->limit);
+    }
     if (o->predict && r->has_pred)
         printf(",\"predicted_us\":%.3f,\"predicted_hockney_us\":%.3f", r->pred * 1e6, r->pred_hockney * 1e6);
     else if (o->predict)
@@ -160,6 +167,9 @@ void kbc_print_header(options *o, const run_env *e)
            o->iters_large, KB_LARGE_MSG, o->warmup, o->warmup_large, KB_LARGE_MSG, o->check ? "on" : "off");
     if (bc->rooted)
         printf("# Root: %d\n", o->root);
+    if (bc->reduction)
+        printf("# Datatype: %s (%zu bytes), operation: %s; count = size / %zu elements\n",
+               kb_red_type_name(o->type), kb_red_elem(o->type), kb_red_op_name(o->op), kb_red_elem(o->type));
     printf("# Size: %s\n", bc->size_desc);
     printf("# Start line of each timed call: %s\n", kb_sync_name(&kbc_start));
     if (o->check && bc->check_note)
@@ -184,6 +194,8 @@ void kbc_print_header(options *o, const run_env *e)
             printf("# %-28s reference: one exchange of size bytes per rank with rank ^ 1 (Irecv, Isend, "
                    "Waitall)\n",
                    a->label);
+        else if (a->is_limit)
+            printf("# %-28s reference: %s\n", a->label, bc->limit_desc);
         else if (a->is_auto)
             printf("# %-28s kport automatic selection\n", a->label);
         else if (a->tagged) {
@@ -206,6 +218,43 @@ void kbc_print_header(options *o, const run_env *e)
     if (o->b2b)
         printf("%12s", "rewrite");
     printf("\n");
+}
+
+/* After the table, when the collective has a bw_limit column that ran:
+ * per size the limit and every other column's median over it. */
+void kbc_print_limits(const options *o, const size_t *sizes, int nsizes, const result *res)
+{
+    int any = 0;
+    for (int si = 0; si < nsizes; si++)
+        any |= res[si].limit > 0; /* the first column's row carries it as every row does */
+    if (!any)
+        return;
+    printf("\n# Against the memory-bandwidth limit: median / bw_limit (1.00: at the limit)\n");
+    printf("%-10s%12s", "# Size", "bw_limit");
+    for (int ai = 0; ai < o->nalgs; ai++)
+        if (!o->algs[ai].is_limit) {
+            char name[KB_NAME_LEN + 48];
+            col_name(&o->algs[ai], name, sizeof name);
+            printf("%*s", col_width(&o->algs[ai]), name);
+        }
+    printf("\n");
+    for (int si = 0; si < nsizes; si++) {
+        if (!(res[si].limit > 0))
+            continue;
+        printf("%-10zu%12.2f", sizes[si], res[si].limit * 1e6);
+        for (int ai = 0; ai < o->nalgs; ai++) {
+            const result *r = &res[(size_t)ai * nsizes + si];
+            if (o->algs[ai].is_limit)
+                continue;
+            char cell[32];
+            if (r->status == RES_OK)
+                snprintf(cell, sizeof cell, "%.2f", r->t.median / r->limit);
+            else
+                snprintf(cell, sizeof cell, "-");
+            printf("%*s", col_width(&o->algs[ai]), cell);
+        }
+        printf("\n");
+    }
 }
 
 /* After the table: refusals, renamed columns, failures, -f blocks, the verdict. */
@@ -323,7 +372,32 @@ void kbc_predict_row(const options *o, const kp_layout *L, int P, size_t size, c
     if (kp_algo_parse(o->coll->kcoll, spec, &alg, &prm, err, sizeof err) != KP_SUCCESS || !alg)
         return;
     kp_model_result m = {0};
-    if (kp_model_predict(&o->machine, alg, &prm, L, P, (int64_t)size, o->root, 0, &m) != KP_SUCCESS || m.refused)
+    int rc;
+    if (o->coll->reduction) { /* the element size, and reduce_scatter's blocks as kport-bench sizes them */
+        const int64_t elem = (int64_t)kb_red_elem(o->type);
+        int64_t *off = NULL;
+        int *counts = NULL;
+        if (o->coll->kcoll == KP_COLL_REDUCE_SCATTER) {
+            off = malloc((size_t)(P + 1) * sizeof(*off));
+            counts = malloc((size_t)P * sizeof(*counts));
+            if (!off || !counts) {
+                free(off);
+                free(counts);
+                return;
+            }
+            kb_rs_counts((int)(size / (size_t)elem), P, counts);
+            off[0] = 0;
+            for (int j = 0; j < P; j++)
+                off[j + 1] = off[j] + counts[j] * elem;
+        }
+        rc = kp_model_predict_red(&o->machine, alg, &prm, L, P, (int64_t)size, o->root, 0, elem, 1, off,
+                                  KP_RULES_EXECUTOR, &m);
+        free(off);
+        free(counts);
+    } else {
+        rc = kp_model_predict(&o->machine, alg, &prm, L, P, (int64_t)size, o->root, 0, &m);
+    }
+    if (rc != KP_SUCCESS || m.refused)
         return;
     r->has_pred = 1;
     r->pred = m.time_ns * 1e-9;

@@ -15,10 +15,13 @@
  *                 files: options, measurement, report): OSU options, every
  *                 algorithm interleaved size by size, isolated calls or
  *                 back-to-back batches (--b2b), text and JSON output
- *   allgather.c, barrier.c, gather.c, alltoall.c
+ *   allgather.c, barrier.c, gather.c, alltoall.c, bcast.c, scatter.c,
+ *   reduce.c, allreduce.c, reduce_scatter_block.c, reduce_scatter.c
  *                 one collective each: its buffers, one call (native or
  *                 kport), how -c fills and checks; its main is a call of
  *                 the runner; the file's header is the subcommand's manual
+ *   reduction.c   the reductions' --type and --op, the values -c writes
+ *                 and the fold it checks against, a plain combine loop
  *   churn.c       communicator churn: create, call, free
  *   loggp.c, fanout.c, concurrency.c, strided.c, rma.c
  *                 the machine's measurements (loggp.h lists loggp's files)
@@ -89,6 +92,8 @@ typedef struct kb_command {
 
 extern const kb_command kb_cmd_allgather, kb_cmd_barrier, kb_cmd_gather, kb_cmd_alltoall, kb_cmd_churn;
 extern const kb_command kb_cmd_loggp, kb_cmd_fanout, kb_cmd_concurrency, kb_cmd_strided, kb_cmd_rma;
+extern const kb_command kb_cmd_bcast, kb_cmd_scatter, kb_cmd_reduce, kb_cmd_allreduce, kb_cmd_reduce_scatter_block,
+    kb_cmd_reduce_scatter;
 extern const kb_command *const kb_commands[];
 extern const int kb_ncommands;
 
@@ -111,6 +116,17 @@ typedef struct kb_ctx {
     int native;          /* 1: native MPI call, 0: kport */
     const char *label;   /* algorithm being measured (for messages) */
     int reported;        /* mismatches printed so far for this (algorithm, size) */
+    /* Reductions (kb_coll.reduction; --type, --op): the datatype and
+     * operation of the call, the element size, and a scratch of as many
+     * bytes as the send buffer (the bw_limit reference's second operand) */
+    int type, op;        /* KB_T_*, KB_OP_* (reduction.c) */
+    MPI_Datatype mtype;
+    MPI_Op mop;
+    size_t elem;         /* bytes of one element (1 for the byte collectives) */
+    unsigned char *aux;
+    int *counts;         /* reduce_scatter: elements of each rank's block [P], */
+    int *displs;         /* their offsets in the vector [P], for the size counts_of */
+    size_t counts_of;
 } kb_ctx;
 
 enum { KB_SIZED = 0, KB_SIZELESS = 1 };
@@ -142,6 +158,17 @@ struct kb_coll {
     long long (*selftest)(kb_ctx *cx, MPI_Comm sync, int *rc);
     /* Extra "# ..." header lines when -c is on. May be NULL. */
     const char *check_note;
+    /* A reduction: takes --type and --op; sizes are multiples of the
+     * element size (size / elem elements). */
+    int reduction;
+    /* Bytes the reference column memcpy copies per rank for a size; NULL:
+     * the receive buffer's (P*size for rooted collectives: the root's). */
+    size_t (*copy_bytes)(size_t size, int P);
+    /* The reference column "bw_limit" (NULL: none): the copies and
+     * combines any algorithm must make, one call's worth, on this rank
+     * (cx->sbuf, cx->aux -> cx->rbuf); limit_desc says what for the header. */
+    void (*limit)(kb_ctx *cx);
+    const char *limit_desc;
 };
 
 /* ------------------------------------------------------------------------- */
@@ -212,11 +239,61 @@ void kb_rank_blocks_poison(kb_ctx *cx, int iter);
  * KB_GUARD); nonzero if size exceeds an int count or the bytes overflow. */
 int kb_block_buffers(size_t size, int P, int sblocks, int rblocks, size_t *sbytes, size_t *rbytes);
 #define KB_BYTES_BAD "wrong bytes (summed over ranks and iterations)"
+/* kb_coll.copy_bytes of collectives whose memcpy reference copies one
+ * block of size bytes per rank (bcast, scatter, the reductions) */
+size_t kb_copy_block(size_t size, int P);
 /* KB_GUARD known bytes after the first `used` bytes of the receive buffer. */
 void kb_guard_fill(kb_ctx *cx, size_t used);
 long long kb_guard_check(kb_ctx *cx, size_t used, int iter);
 /* Print one mismatch (counts towards KB_MAX_REPORTS). */
 void kb_mismatch(kb_ctx *cx, int iter, const char *what, unsigned expected, unsigned got);
+
+/* ------------------------------------------------------------------------- */
+/* Reductions (reduction.c): datatypes, operations, the values -c checks      */
+/* ------------------------------------------------------------------------- */
+
+enum { KB_T_DOUBLE, KB_T_FLOAT, KB_T_INT, KB_T_LONG, KB_T_INT8, KB_T_UINT8, KB_T_INT64, KB_T_UINT64, KB_NTYPES };
+enum { KB_OP_SUM, KB_OP_PROD, KB_OP_MAX, KB_OP_MIN, KB_OP_BAND, KB_OP_BOR, KB_OP_BXOR, KB_NOPS };
+
+/* Names ("double", "sum"), lists for usage ("double|float|..."), lookups
+ * (-1: unknown); kb_red_valid: does MPI define op on type (bitwise ops:
+ * integer types only). */
+const char *kb_red_type_name(int type);
+const char *kb_red_op_name(int op);
+const char *kb_red_type_list(void);
+const char *kb_red_op_list(void);
+int kb_red_type_find(const char *name);
+int kb_red_op_find(const char *name);
+int kb_red_valid(int type, int op);
+size_t kb_red_elem(int type);
+MPI_Datatype kb_red_mpi_type(int type);
+MPI_Op kb_red_mpi_op(int op);
+/* c[i] = a[i] op b[i] for n elements of type (a plain loop; integers wrap) */
+void kb_red_combine(int type, int op, const void *a, const void *b, void *c, size_t n);
+/* Elements first .. first+n-1 of rank's input vector in call iter (cx's
+ * type and op) into dst: integers that every combine keeps exact. */
+void kb_red_fill(const kb_ctx *cx, unsigned char *dst, size_t first, size_t n, int rank, int iter);
+/* Wrong bytes of got[0 .. n elements) against elements first.. of the
+ * reduction over all P inputs (folded in rank order) in call iter; where
+ * names the buffer in messages. */
+long long kb_red_check(kb_ctx *cx, const unsigned char *got, size_t first, size_t n, int iter, const char *where);
+/* Wrong bytes of got against this rank's own input (elements first..). */
+long long kb_red_check_input(kb_ctx *cx, const unsigned char *got, size_t first, size_t n, int iter,
+                             const char *where);
+/* reduce_scatter's uneven counts of a vector of n elements over P ranks
+ * (reduce_scatter.c's header): counts[P] */
+void kb_rs_counts(int n, int P, int *counts);
+/* The reduction collectives' -c hooks: write this rank's input of nsend
+ * elements for call iter into the send buffer; poison the receive
+ * buffer's first rbytes (and the guard after them); check the receive
+ * buffer against the result's elements first .. first+n-1 (n = 0: it must
+ * still hold the poison of rbytes bytes), the send buffer's nsend elements
+ * and the guard. */
+void kb_red_write(kb_ctx *cx, size_t nsend, int iter);
+void kb_red_poison(kb_ctx *cx, size_t rbytes, int iter);
+long long kb_red_check_call(kb_ctx *cx, size_t first, size_t n, size_t rbytes, size_t nsend, int iter);
+#define KB_RED_NOTE "# Check: every element of every result against the fold of every rank's input formula\n" \
+                    "#   in rank order, in the type (reduction.c); inputs unchanged; guards intact\n"
 
 /* ------------------------------------------------------------------------- */
 /* Statistics and output                                                      */
