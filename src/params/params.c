@@ -609,7 +609,8 @@ int kp_params_save(const char *path, const kp_machine *m)
     fmt_num(cv[0], sizeof cv[0], m->call.fixed);
     fmt_num(cv[1], sizeof cv[1], m->call.skew);
     fprintf(f, "  },\n  \"call\": {\"fixed\": %s, \"skew\": %s}", cv[0], cv[1]);
-    if (m->reduce_given) { /* a default is not written back as if measured */
+    const kp_linear dflt = kp_params_reduce_default(m);
+    if (m->reduce_given || memcmp(&m->reduce, &dflt, sizeof dflt)) { /* a default is not written back as measured */
         fputs(",\n  \"compute\": {\n", f);
         put_linear(f, "reduce", "fixed", "per_byte", &m->reduce, !m->reduce_kernel[0]);
         if (m->reduce_kernel[0]) {

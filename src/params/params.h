@@ -78,7 +78,8 @@ typedef struct kp_machine {
      * ns per byte of one operand (gamma). Absent from the file (files
      * written before it existed): kp_params_reduce_default, reduce_given 0. */
     kp_linear reduce;
-    int reduce_given;       /* 1: the file (or its writer) gave compute.reduce */
+    int reduce_given;       /* 1: the file (or its writer) gave compute.reduce; save writes it then,
+                             * or when reduce is not the default */
     char reduce_kernel[96]; /* what was timed (compute.kernel, free text; "" when absent) */
 } kp_machine;
 

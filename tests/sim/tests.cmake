@@ -17,6 +17,14 @@ if(TARGET kport-sim)
   add_executable(test_reduce ${CMAKE_CURRENT_LIST_DIR}/test_reduce.c)
   target_link_libraries(test_reduce PRIVATE kport_sim)
   add_test(NAME sim_reduce COMMAND test_reduce ${PROJECT_SOURCE_DIR}/tests/data/loggopsim_hand/reduce.txt)
+  # the six collectives of issue 37 at a million ranks (2^20 and 10^6; 2^16 and 65,536 under the
+  # sanitizers), allreduce recursive doubling against its closed form (tests/sim/million.sh)
+  if(KPORT_SANITIZE)
+    add_test(NAME sim_million COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/million.sh $<TARGET_FILE:kport-sim> 16 65536)
+  else()
+    add_test(NAME sim_million COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/million.sh $<TARGET_FILE:kport-sim>)
+  endif()
+  set_tests_properties(sim_million PROPERTIES TIMEOUT 1200 PASS_REGULAR_EXPRESSION "all 6 collectives ran")
 endif()
 # predict_report.py's text and --json outputs agree on a recorded make bench
 # run, kport-sim's table included (the bar of issue 9 is read from them)
@@ -24,4 +32,10 @@ if(TARGET kport-sim AND Python3_Interpreter_FOUND)
   add_test(NAME sim_predict_report COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/bench/check_predict_report.py
     ${PROJECT_SOURCE_DIR}/scripts/predict_report.py $<TARGET_FILE:kport-sim>
     ${PROJECT_SOURCE_DIR}/docs/bench/allgather-p2)
+endif()
+# kport-bench loggp measures the combine of reductions and writes compute.reduce (issue 37)
+if(TEST bench_loggp_p2 AND Python3_Interpreter_FOUND)
+  add_test(NAME bench_loggp_params_reduce COMMAND ${Python3_EXECUTABLE}
+    ${CMAKE_CURRENT_LIST_DIR}/check_params_reduce.py ${KPORT_BENCH_PARAMS})
+  set_tests_properties(bench_loggp_params_reduce PROPERTIES FIXTURES_REQUIRED kport_params_file)
 endif()

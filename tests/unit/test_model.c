@@ -486,6 +486,41 @@ static void test_errors(void)
 
 /* every algorithm of every collective is modelled (none refused by the model),
  * and P in the thousands stays fast (P schedules built and walked) */
+/* A reduction (issue 37): the registry's recursive-doubling allreduce of
+ * 64 B (8 doubles) on one node of 4 (intra piece 0), a combine costing
+ * compute.reduce = 3 + 0.25 s = 19 ns. Every rank, each of the 2 steps:
+ *   send: cpu 100 + 0.5*64 = 132, departs at 132, arrives 132 + 1000 + 63 = 1195
+ *   receive: 1195 + o_r 200 = 1395; combine 19 -> 1414 a step, 2828 in all
+ *   (the second step's send at 1414 is past the nic's 0 + g 300, its
+ *   message past the receive gap's 1195 + 300)
+ * Hockney: 1000 + 64 = 1064 a message, + 19: 1083 a step, 2166.
+ * Without a combine cost (compute.reduce 0) it is 2790 and 2128. */
+static void test_reduction(void)
+{
+    kp_layout L = one_node(4);
+    const kp_algo *a = kp_algo_find(KP_COLL_ALLREDUCE, "recursive_doubling");
+    CHECK_THAT(a != NULL);
+    if (!a)
+        return;
+    kp_params prm = {0};
+    kp_model_result r = {0};
+    kp_machine m = M;
+    m.reduce = (kp_linear){.fixed = 3, .per_byte = 0.25};
+    for (int commute = 0; commute < 2; commute++) {
+        CHECK_THAT(kp_model_predict_red(&m, a, &prm, &L, 4, 64, 0, 0, 8, commute, NULL, KP_RULES_EXECUTOR, &r) ==
+                   KP_SUCCESS && !r.refused);
+        CHECK_TIME(r, 2828, 2166);
+        CHECK_THAT(r.messages == 8 && r.reduces == 8 && r.reduce_bytes == 8 * 64 && r.copies == 0);
+    }
+    CHECK_THAT(kp_model_predict_red(&M, a, &prm, &L, 4, 64, 0, 0, 8, 1, NULL, KP_RULES_EXECUTOR, &r) == KP_SUCCESS);
+    CHECK_TIME(r, 2790, 2128);
+    /* an element that does not divide the vector: no time, the builder's reason */
+    const int rc = kp_model_predict_red(&m, a, &prm, &L, 4, 60, 0, 0, 8, 1, NULL, KP_RULES_EXECUTOR, &r);
+    CHECK((rc != KP_SUCCESS || r.refused) && r.msg[0], "60 B of 8-byte elements: rc %d, refused %d, '%s'", rc,
+          r.refused, r.msg);
+    kp_layout_free(&L);
+}
+
 static void test_every_algorithm(void)
 {
     kp_layout L = one_node(8);
@@ -506,6 +541,33 @@ static void test_every_algorithm(void)
             }
         }
     CHECK_THAT(modelled >= 20);
+    /* the collectives of issue 37: 8 doubles, reduce_scatter one each, commutative */
+    const int64_t block_off[9] = {0, 8, 16, 24, 32, 40, 48, 56, 64};
+    const int rcolls[6] = {KP_COLL_BCAST,     KP_COLL_SCATTER,
+                           KP_COLL_REDUCE,    KP_COLL_ALLREDUCE,
+                           KP_COLL_REDUCE_SCATTER_BLOCK, KP_COLL_REDUCE_SCATTER};
+    int red_modelled = 0, combines = 0;
+    for (int c = 0; c < 6; c++)
+        for (int i = 0; i < kp_algo_count(rcolls[c]); i++) {
+            const kp_algo *a = kp_algo_at(rcolls[c], i);
+            kp_params prm = {0};
+            kp_model_result r = {0};
+            const int red = rcolls[c] >= KP_COLL_REDUCE;
+            int rc = kp_model_predict_red(&M, a, &prm, &L, 8, 64, 3, 0, red ? 8 : 1, 1,
+                                          rcolls[c] == KP_COLL_REDUCE_SCATTER ? block_off : NULL, KP_RULES_EXECUTOR,
+                                          &r);
+            if (rc)
+                fprintf(stderr, "%s %s: %s\n", kp_coll_name(rcolls[c]), a->name, r.msg);
+            CHECK_THAT(rc == KP_SUCCESS);
+            if (!r.refused) {
+                CHECK_THAT(r.time_ns > 0 && r.hockney_ns > 0);
+                CHECK(!red || r.reduces > 0, "%s %s: no combine", kp_coll_name(rcolls[c]), a->name);
+                red_modelled++;
+                combines += red;
+            }
+        }
+    CHECK(red_modelled >= 6 && combines >= 4, "%d algorithms of the new collectives modelled, %d reductions",
+          red_modelled, combines);
     kp_layout_free(&L);
     clock_t t0 = clock();
     kp_model_result r = {0};
@@ -538,6 +600,7 @@ int main(void)
     test_exchange();
     test_gather_fan_in();
     test_errors();
+    test_reduction();
     test_every_algorithm();
     printf("test_model: %ld passed, %ld failed\n", checks - fails, fails);
     return fails ? 1 : 0;

@@ -100,7 +100,9 @@ static int eq_machine(const kp_machine *a, const kp_machine *b)
            eq_linear(&a->copy_out, &b->copy_out) && eq_linear(&a->memcpy_, &b->memcpy_) &&
            eq_linear(&a->peer_read, &b->peer_read) && eq_linear(&a->peer_write, &b->peer_write) &&
            eq_linear(&a->hockney_intra, &b->hockney_intra) && eq_linear(&a->hockney_inter, &b->hockney_inter) &&
-           a->call.fixed == b->call.fixed && a->call.skew == b->call.skew && a->data_line == b->data_line;
+           a->call.fixed == b->call.fixed && a->call.skew == b->call.skew && a->data_line == b->data_line &&
+           eq_linear(&a->reduce, &b->reduce) && a->reduce_given == b->reduce_given &&
+           !strcmp(a->reduce_kernel, b->reduce_kernel);
 }
 
 static void test_good(void)
@@ -178,6 +180,19 @@ static void test_round_trip(void)
     a.peer_write = (kp_linear){.fixed = 0.0, .per_byte = 0.0};
     a.hockney_intra = (kp_linear){.fixed = 499.999, .per_byte = 0.09};
     a.hockney_inter = (kp_linear){.fixed = 1e4, .per_byte = 1.0 / 7.0};
+    /* without compute.reduce: loaded back as the default of this memcpy */
+    a.reduce = kp_params_reduce_default(&a);
+    CHECK_THAT(kp_params_save(tmp, &a) == KP_SUCCESS);
+    memset(&b, 0xff, sizeof b);
+    CHECK_THAT(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS && eq_machine(&a, &b) && !b.reduce_given);
+    /* a combine's cost that is not the default is written even when no one said it was given */
+    a.reduce = (kp_linear){.fixed = 2.5, .per_byte = 0.0178125};
+    CHECK_THAT(kp_params_save(tmp, &a) == KP_SUCCESS);
+    CHECK_THAT(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS && b.reduce_given &&
+               eq_linear(&a.reduce, &b.reduce));
+    a.reduce = (kp_linear){.fixed = 2.5, .per_byte = 0.0178125, .large_from = 262144, .large_per_byte = 0.2};
+    a.reduce_given = 1;
+    snprintf(a.reduce_kernel, sizeof a.reduce_kernel, "MPI_SUM on MPI_DOUBLE \"inline\", dst = a");
     CHECK_THAT(kp_params_save(tmp, &a) == KP_SUCCESS);
     memset(&b, 0xff, sizeof b);
     CHECK_THAT(kp_params_load(tmp, &b, err, sizeof err) == KP_SUCCESS);
@@ -273,6 +288,14 @@ static void test_bad(void)
     BAD_SUBST("\"peer_write\"", "\"data_line\": {\"fixed\": 3, \"per_byte\": 0.1}, \"peer_write\"",
               "shm.data_line: a fixed cost only");
     BAD_SUBST("\"peer_write\"", "\"data_line\": {\"per_byte\": 0}, \"peer_write\"", "shm.data_line.fixed: missing");
+    /* the optional compute.reduce: fixed and per_byte required in it, >= 0; compute.kernel a string */
+#define BAD_COMPUTE(obj, want) BAD_SUBST("\"unknown_later_field\"", "\"compute\": " obj ", \"x\"", want)
+    BAD_COMPUTE("{\"reduce\": {\"fixed\": 1, \"per_byte\": -0.5}}", "compute.reduce.per_byte: -0.5 is negative");
+    BAD_COMPUTE("{\"reduce\": {\"fixed\": 1}}", "compute.reduce.per_byte: missing");
+    BAD_COMPUTE("{\"reduce\": 0.02}", "compute.reduce: is a number (line 29), expected an object");
+    BAD_COMPUTE("[]", "compute: is an array (line 29), expected an object");
+    BAD_COMPUTE("{\"kernel\": 7}", "compute.kernel: is a number (line 29), expected a string");
+#undef BAD_COMPUTE
     /* the optional exchange: both fields, finite, >= 0 */
     BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"X\": 250, ", "p2p.intra.pieces[0].XG: missing");
     BAD_SUBST("\"G\": 0.10, ", "\"G\": 0.10, \"XG\": 0.1, ", "p2p.intra.pieces[0].X: missing");
@@ -371,6 +394,17 @@ static void test_optional_fields(void)
     CHECK_THAT(m.call.fixed == 0 && m.call.skew == 0);
     CHECK_THAT(!m.intra.piece[0].has_x && !m.intra.piece[1].has_x && !m.inter.piece[0].has_x); /* no exchange */
     CHECK_THAT(m.data_line == 0); /* no data_line */
+    /* no compute.reduce: memcpy's cost with its slopes x 1.5 (memcpy 10 + 0.05/B) */
+    CHECK_THAT(!m.reduce_given && m.reduce.fixed == 10.0 && m.reduce.per_byte == 0.05 * KP_REDUCE_DEFAULT_SCALE &&
+               m.reduce.large_from == 0 && !m.reduce_kernel[0]);
+    CHECK_THAT(load_subst("\"unknown_later_field\"",
+                          "\"compute\": {\"reduce\": {\"fixed\": 3, \"per_byte\": 0.02, \"large_from\": 65536, "
+                          "\"large_per_byte\": 0.1}, \"kernel\": \"MPI_SUM on MPI_DOUBLE\"}, \"x\"",
+                          &m) == KP_SUCCESS);
+    CHECK_THAT(m.reduce_given && m.reduce.fixed == 3 && m.reduce.per_byte == 0.02 && m.reduce.large_from == 65536 &&
+               m.reduce.large_per_byte == 0.1 && !strcmp(m.reduce_kernel, "MPI_SUM on MPI_DOUBLE"));
+    CHECK_THAT(load_subst("\"unknown_later_field\"", "\"compute\": {\"kernel\": \"x\"}, \"x\"", &m) == KP_SUCCESS &&
+               !m.reduce_given && m.reduce.per_byte == 0.05 * KP_REDUCE_DEFAULT_SCALE);
     CHECK_THAT(load_subst("\"G\": 0.08, ", "\"G\": 0.08, \"X\": 1500.5, \"XG\": 0.0625, ", &m) == KP_SUCCESS);
     CHECK_THAT(!m.intra.piece[0].has_x && m.intra.piece[1].has_x && m.intra.piece[1].X == 1500.5 &&
           m.intra.piece[1].XG == 0.0625);

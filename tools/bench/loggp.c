@@ -63,6 +63,11 @@
  * hockney: one line through RTT(s)/2 over all sizes (alpha, beta).
  * call.fixed, call.skew: kport's own cost per call and the entry skew of a
  * barrier-timed call (measure_call below; docs/PARAMETERS.md).
+ * compute.reduce: the combine of reductions (KP_OP_REDUCE), rank 0 alone:
+ * the executor's own kernel (src/exec/reduce.c, MPI_SUM on MPI_DOUBLE
+ * inline, a += b) at every size of whole doubles, in cache while the two
+ * buffers fit it; fitted as memcpy (fixed + gamma per byte, a second slope
+ * beyond a knee); "kernel" in the file says what ran (lg_measure_reduce).
  *
  * Which ranks: p2p.intra between rank 0 and the lowest rank on its host
  * (MPI_COMM_TYPE_SHARED), p2p.inter between rank 0 and the lowest rank on
@@ -129,10 +134,11 @@
  * and the fitted pieces; the shared-memory table and fits. --format json:
  * one object per measured point ("kind": "p2p" with "channel", "size",
  * "rtt_half_us", "gap_us", "o_s_us", "o_r_us", "xchg_us", "xchg2_us", "piece"; "kind": "shm" with
- * "op", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
+ * "op", "size", "time_us"; "kind": "compute", "op": "reduce", "size", "time_us") and per fit ("kind": "fit": "channel", "piece",
  * "max_bytes", "L_ns", "o_s_ns", "o_r_ns", "g_ns", "G_ns_per_byte",
  * "O_ns_per_byte", "X_ns", "XG_ns_per_byte", "X2_ns", "X2G_ns_per_byte", "rms"; or "op", "fixed_ns",
- * "per_byte_ns", with a second slope also "large_from", "large_per_byte_ns"), each with
+ * "per_byte_ns", with a second slope also "large_from", "large_per_byte_ns"; "op": "reduce" also
+ * "kernel"), each with
  * "coll": "loggp", "mpi", "P", "validated", "status", "errors". Last,
  * how loaded the machine looked (text: "# machine load", and "# LOADED"
  * when it was; JSON "kind": "load" with "load_average_start",
@@ -183,7 +189,8 @@ static void usage(FILE *f, const void *arg)
                "                         [--format json]\n"
                "Measures LogGP parameters (L, o_s, o_r, g, G, O) of MPI point-to-point between rank 0 and\n"
                "a rank of its host (and of another host, if any) by parameterised round trips, and\n"
-               "kport's shared-memory costs (flag, copies, single copy); fits them and writes the\n"
+               "kport's shared-memory costs (flag, copies, single copy) and the combine of reductions\n"
+               "(MPI_SUM on doubles with kport's kernel); fits them and writes the\n"
                "parameter file (docs/PARAMETERS.md) with -o. -m: sizes (default 1:1M, powers of two);\n"
                "-i / -x: timed / warm-up runs per point (default 30 / 3); -n: messages per train\n"
                "(default 8); --blocking: MPI_Send/MPI_Recv instead of kport's MPI_Isend/MPI_Irecv and\n"
@@ -397,7 +404,21 @@ static int loggp_main(int argc, char **argv)
         lg_print_channel(&o, c == 0 ? "intra" : "inter", pt, chs[c], &pcs, scale, xs, mpi, P, bad);
         fflush(stdout);
     }
+    /* the combine of reductions: rank 0 alone, the others asleep */
+    lg_reduce red;
+    memset(&red, 0, sizeof(red));
+    if (kb_rank == 0)
+        lg_measure_reduce(&o, &red, buf, buf2);
+    kb_sleepy_barrier(MPI_COMM_WORLD);
     if (kb_rank == 0) {
+        if (lg_progress)
+            fprintf(stderr, "\r%40s\r", "");
+        lg_print_reduce(&o, &red, mpi, P);
+        if (red.ok) {
+            m.reduce = red.fit;
+            m.reduce_given = 1;
+            snprintf(m.reduce_kernel, sizeof(m.reduce_kernel), "%s", red.kernel);
+        }
         if (!measured[1]) {
             m.inter = m.intra;
             m.hockney_inter = m.hockney_intra;
@@ -427,6 +448,8 @@ static int loggp_main(int argc, char **argv)
             m.peer_write = shm.fit[OP_PEER_WRITE];
             m.data_line = shm.data_line;
         }
+        if (!red.ok) /* the file's default, from the memcpy just measured (docs/PARAMETERS.md) */
+            m.reduce = kp_params_reduce_default(&m);
         if (!o.json && oversub)
             printf("# OVERSUBSCRIBED: %d cores, more ranks on a host or the machine: waiting ranks yield, "
                    "times include "

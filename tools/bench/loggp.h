@@ -7,8 +7,9 @@
  *   loggp_p2p.c     MPI point to point: PRTT(n, d, s), the receive
  *                   overhead, the exchanges, -c's check
  *   loggp_shm.c     kport's shared-memory operations (flag, data_line,
- *                   copies, memcpy, single copy) and kport's cost per call
- *                   and the start line's skew
+ *                   copies, memcpy, single copy), kport's cost per call
+ *                   and the start line's skew, and the combine of
+ *                   reductions (compute.reduce)
  *   loggp_fit.c     the fits: a channel's LogGP pieces, the shared-memory
  *                   lines
  *   loggp_output.c  text and JSON output, the machine's load, the
@@ -49,6 +50,15 @@ typedef struct shm_result {
     double round_line, round_own, data_line; /* data_line: the medians of the two rounds and their difference (ns) */
 } shm_result;
 
+/* The combine of reductions (compute.reduce; loggp_shm.c): the executor's
+ * own kernel timed at each size of at least one element */
+typedef struct lg_reduce {
+    double t[LG_MAX_SIZES]; /* ns per combine of o->sizes[i] bytes (< 0: not measured, below one element) */
+    kp_linear fit;
+    char kernel[96];        /* what ran: "MPI_SUM on MPI_DOUBLE (inline), dst = a" */
+    int ok;                 /* measured and fitted */
+} lg_reduce;
+
 extern int lg_progress; /* rank 0 on a terminal */
 extern int lg_blocking; /* --blocking */
 
@@ -78,6 +88,8 @@ void lg_measure_shm(MPI_Comm pc, const lg_opts *o, int oversub, shm_result *res,
                     unsigned char *buf2, unsigned char *scratch);
 void lg_measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_result *shm, kp_callcost *call,
                      double *gap, double *post_wait);
+/* rank 0 alone: the combine's cost per size, fitted (buf, buf2: 2 * the largest size each) */
+void lg_measure_reduce(const lg_opts *o, lg_reduce *res, unsigned char *buf, unsigned char *buf2);
 
 /* loggp_fit.c */
 /* v if it is a finite positive number, else 0 */
@@ -95,6 +107,7 @@ void lg_print_channel(const lg_opts *o, const char *name, const lg_point *pt, co
                       const kb_pieces *pcs, const double *scale, const int *xs, const char *mpi, int P,
                       long long bad);
 void lg_print_shm(const lg_opts *o, const shm_result *r, const char *mpi, int P);
+void lg_print_reduce(const lg_opts *o, const lg_reduce *r, const char *mpi, int P);
 /* kport's cost per call and the start line's skew (measure_call's diagnostics beside them: < 0 none) */
 void lg_print_call(const lg_opts *o, const kp_machine *m, double post_wait, double entry_gap, const char *mpi,
                    int P);

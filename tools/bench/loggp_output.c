@@ -185,6 +185,38 @@ void lg_print_shm(const lg_opts *o, const shm_result *r, const char *mpi, int P)
     }
 }
 
+void lg_print_reduce(const lg_opts *o, const lg_reduce *r, const char *mpi, int P)
+{
+    if (!r->ok)
+        return;
+    if (o->json) {
+        for (int i = 0; i < o->nsizes; i++) {
+            if (r->t[i] < 0)
+                continue;
+            printf("{\"coll\":\"loggp\",\"kind\":\"compute\",\"op\":\"reduce\",\"size\":%zu,\"time_us\":%.5f",
+                   o->sizes[i], r->t[i] * 1e-3);
+            lg_json_tail(mpi, P, o, 0);
+        }
+        printf("{\"coll\":\"loggp\",\"kind\":\"fit\",\"op\":\"reduce\",\"fixed_ns\":%.3f,\"per_byte_ns\":%.6f",
+               r->fit.fixed, r->fit.per_byte);
+        if (r->fit.large_from > 0)
+            printf(",\"large_from\":%lld,\"large_per_byte_ns\":%.6f", (long long)r->fit.large_from,
+                   r->fit.large_per_byte);
+        printf(",\"kernel\":\"%s\"", r->kernel);
+        lg_json_tail(mpi, P, o, 0);
+        return;
+    }
+    printf("# compute.reduce: the combine of reductions, %s (ns per combine of s bytes, medians)\n", r->kernel);
+    printf("%-12s%12s%12s\n", "# size(B)", "reduce", "ns/B");
+    for (int i = 0; i < o->nsizes; i++)
+        if (r->t[i] >= 0)
+            printf("%-12zu%12.1f%12.5f\n", o->sizes[i], r->t[i], r->t[i] / (double)o->sizes[i]);
+    printf("# reduce    %12.1f%14.5f", r->fit.fixed, r->fit.per_byte);
+    if (r->fit.large_from > 0)
+        printf("  beyond %lld B: %.5f ns/B", (long long)r->fit.large_from, r->fit.large_per_byte);
+    printf("  (fixed ns, ns per byte: gamma)\n");
+}
+
 void lg_print_call(const lg_opts *o, const kp_machine *m, double post_wait, double entry_gap, const char *mpi,
                    int P)
 {

@@ -9,6 +9,9 @@
 #define _GNU_SOURCE
 #include "loggp.h"
 
+#include "exec/reduce.h"
+#include "kport.h"
+
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -380,4 +383,82 @@ void lg_measure_call(MPI_Comm pc, const lg_opts *o, int oversub, const shm_resul
     free(v);
     free(mx);
     free(e);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The combine of reductions                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* compute.reduce: the executor's own combine (src/exec/reduce.c,
+ * kp_reduce_apply with the inline kernel of MPI_SUM on MPI_DOUBLE, the
+ * reducer kport picks for that pair) on dst = a, a += b over s bytes: two
+ * operands read, one written, the partial result accumulating in its own
+ * buffer as the builders' combines mostly do. Rank 0 alone (the others
+ * sleep in a barrier), at every size of whole doubles, in batches of
+ * combines on the same two buffers (so the data stays in cache while it
+ * fits: up to the second level, 2 MiB here, then the third), the clock's
+ * cost subtracted, the median of the batches. Both operands hold 1.0 at
+ * the start (normal numbers: denormals would take the slow path of the
+ * floating-point unit). Fitted as memcpy is (a second slope beyond a knee
+ * where that halves the error, kb_fit_knee_floor), by relative errors
+ * measured against at least 20 ns (the clock's resolution). */
+void lg_measure_reduce(const lg_opts *o, lg_reduce *res, unsigned char *buf, unsigned char *buf2)
+{
+    memset(res, 0, sizeof(*res));
+    kp_reducer rd;
+    char why[128];
+    if (kp_reducer_builtin(MPI_SUM, MPI_DOUBLE, &rd, why, sizeof(why)) != KP_SUCCESS) {
+        fprintf(stderr, "kport-bench: loggp: compute.reduce not measured: %s\n", why);
+        return;
+    }
+    snprintf(res->kernel, sizeof(res->kernel), "MPI_SUM on %s (kp_reduce_apply: %s), dst = a", rd.name,
+             rd.fn ? "kport's inline kernel" : "MPI_Reduce_local");
+    const size_t maxs = o->sizes[o->nsizes - 1];
+    double *a = (double *)(void *)buf, *b = (double *)(void *)buf2;
+    for (size_t k = 0; k < maxs / sizeof(double); k++)
+        a[k] = b[k] = 1.0;
+    const double tc = kb_timer_cost_ns();
+    double v[1000], x[LG_MAX_SIZES], y[LG_MAX_SIZES];
+    int n = 0, rc = KP_SUCCESS;
+    for (int i = 0; i < o->nsizes && rc == KP_SUCCESS; i++) {
+        const size_t s = o->sizes[i] / sizeof(double) * sizeof(double);
+        res->t[i] = -1;
+        if (s == 0 || s != o->sizes[i])
+            continue; /* not whole doubles */
+        lg_show_progress("reduce", s);
+        const int reps = reps_for(s, o->iters), per = reps < 100 ? 10 : 100;
+        int nb = reps / 10 > o->iters ? o->iters : reps / 10;
+        if (nb < 3)
+            nb = 3;
+        if (nb > 1000)
+            nb = 1000;
+        for (int bt = -o->warmup; bt < nb && rc == KP_SUCCESS; bt++) {
+            double t0 = kb_now_ns();
+            for (int k = 0; k < per && rc == KP_SUCCESS; k++)
+                rc = kp_reduce_apply(&rd, a, a, b, (int64_t)s);
+            double t1 = kb_now_ns();
+            if (bt >= 0)
+                v[bt] = (t1 - t0 - tc) / per;
+        }
+        res->t[i] = lg_robust_median(v, nb);
+        x[n] = (double)s;
+        y[n++] = res->t[i];
+    }
+    if (rc != KP_SUCCESS) {
+        fprintf(stderr, "kport-bench: loggp: compute.reduce not measured: %s\n", kp_last_error());
+        return;
+    }
+    if (n == 0) {
+        fprintf(stderr, "kport-bench: loggp: compute.reduce not measured: no size of whole doubles (-m)\n");
+        return;
+    }
+    kb_knee k;
+    kb_fit_knee_floor(x, y, n, 20.0, 3, &k);
+    res->fit.fixed = lg_clamp0(k.a);
+    res->fit.per_byte = lg_clamp0(k.b);
+    if (k.knee > 0) {
+        res->fit.large_from = (int64_t)k.knee;
+        res->fit.large_per_byte = lg_clamp0(k.c);
+    }
+    res->ok = 1;
 }
