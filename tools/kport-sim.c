@@ -11,12 +11,13 @@
  * Collectives: allgather, gather, alltoall, barrier, bcast, scatter, reduce,
  * allreduce, reduce_scatter_block, reduce_scatter. -m is the per-rank block
  * (bcast, reduce, allreduce: the whole vector; reduce_scatter: the whole
- * vector, split into P result blocks of whole elements, the first
- * (m / elem) % P ranks one element more); --root r for the rooted ones;
- * reductions: --elem E (bytes of one element, default 1; -m a multiple of
- * it), --noncommutative (the builders keep rank order or refuse), --gamma
- * ns/byte: the combine's cost (compute.reduce.per_byte; default 1 ns/byte
- * like the GOAL export's calc, or the parameter file's).
+ * vector, split into P result blocks of whole elements as kport-check
+ * splits it: evenly, or with --uneven rank j's share proportional to
+ * j mod 3, kport-check --goal's split); --root r for the rooted ones;
+ * reductions: --elem E (bytes of one element, default 8 as kport-check's;
+ * -m a multiple of it), --noncommutative (the builders keep rank order or
+ * refuse), --gamma ns/byte: the combine's cost (compute.reduce.per_byte;
+ * default 1 ns/byte like the GOAL export's calc, or the parameter file's).
  *
  * Costs: LogGOPSim's parameters and units on the command line (-L -o -g -G
  * -O in ns and ns/byte, -S: messages of more than S bytes go rendezvous;
@@ -61,13 +62,14 @@ static void usage(FILE *f)
             "  COLL: allgather gather alltoall barrier bcast scatter reduce allreduce\n"
             "        reduce_scatter_block reduce_scatter\n"
             "                 [--node-size n] [--root r] [--inplace] [--params FILE.json]\n"
-            "                 [--elem E] [--noncommutative] [--gamma ns/byte]\n"
+            "                 [--elem E] [--noncommutative] [--gamma ns/byte] [--uneven]\n"
             "                 [-L ns] [-o ns] [-g ns] [-G ns/byte] [-O ns/byte] [-S bytes]\n"
             "                 [--rails r] [--ports k] [--per-rank] [--format text|json] [-q]\n"
             "                 [--loggopsim-zero-bytes] [--no-exchange] [--rules loggopsim|executor]\n"
             "Simulates kport's schedule of the collective under LogGP (docs/SIMULATOR.md).\n"
             "Defaults (LogGOPSim's): L=2500 o=1500 g=1000 G=6 O=0 S=65535, copies and combines 1 ns/byte;\n"
-            "reductions: --elem E bytes per element (default 1), --noncommutative, --gamma: the combine's ns/byte;\n"
+            "reductions: --elem E bytes per element (default 8), --noncommutative, --gamma: the combine's ns/byte;\n"
+            "reduce_scatter: -m is the vector, split evenly over the ranks (--uneven: as kport-check --goal);\n"
             "--params FILE: the parameter file of `kport-bench loggp`, overridden by -L..-S;\n"
             "--no-exchange: ignore the file's measured exchanges (X, XG, X2, X2G), LogGP's rule for every receive.\n"
             "--rules executor: the cost model's rules (kport's executor order; no ports, rails, critical path),\n"
@@ -120,20 +122,6 @@ static int valued(const char *a)
         if (!strcmp(a, opts[i]))
             return 1;
     return 0;
-}
-
-/* reduce_scatter's result blocks of a vector of `bytes`: whole elements,
- * the first (bytes / elem) % P ranks one element more; [P + 1] offsets */
-static int64_t *rs_blocks(int P, int64_t bytes, int64_t elem)
-{
-    int64_t *off = malloc(((size_t)P + 1) * sizeof *off);
-    if (!off)
-        return NULL;
-    const int64_t n = bytes / elem, q = n / P, rem = n % P;
-    off[0] = 0;
-    for (int j = 0; j < P; j++)
-        off[j + 1] = off[j] + (q + (j < rem)) * elem;
-    return off;
 }
 
 static const char *const hop_name[] = {"send", "take", "copy", "flag", "combine"};
@@ -205,8 +193,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *spec = NULL, *pfile = NULL, *format = "text";
-    int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1, elem = 1;
-    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0, no_exchange = 0, noncomm = 0, elem_given = 0;
+    int64_t P = -1, bytes = 8, node_size = 1, root = 0, rails = 0, ports = 1, elem = 8;
+    int inplace = 0, per_rank = 0, quiet = 0, zero_wrap = 0, no_exchange = 0, noncomm = 0, elem_given = 0,
+        uneven = 0;
     double gamma = NAN;
     kp_timing_rules rules = KP_RULES_LOGGOPSIM;
     /* command-line LogGP values: NAN = not given */
@@ -228,6 +217,8 @@ int main(int argc, char **argv)
             no_exchange = 1, takes = 0;
         else if (!strcmp(a, "--noncommutative"))
             noncomm = 1, takes = 0;
+        else if (!strcmp(a, "--uneven"))
+            uneven = 1, takes = 0;
         else if (!valued(a))
             return usage(stderr), bad("unknown option \"%s\"%s", a, "");
         else if (!v)
@@ -304,8 +295,16 @@ int main(int argc, char **argv)
     if (!red && (elem_given || noncomm || !isnan(gamma)))
         return bad("--elem, --noncommutative and --gamma are for reductions (reduce, allreduce, "
                    "reduce_scatter_block, reduce_scatter), not %s%s", colls[coll], "");
-    if (red && bytes % elem)
-        return bad("-m must be a multiple of --elem (whole elements)%s%s", "", "");
+    if (uneven && coll != KP_COLL_REDUCE_SCATTER)
+        return bad("--uneven is reduce_scatter's%s%s", "", "");
+    if (!red)
+        elem = 1;
+    if (red && bytes % elem) {
+        char what[96];
+        snprintf(what, sizeof what, "-m %lld is not a whole number of %lld-byte elements", (long long)bytes,
+                 (long long)elem);
+        return bad("%s (--elem)%s", what, "");
+    }
 
     kp_sim_config c;
     memset(&c, 0, sizeof c);
@@ -357,9 +356,10 @@ int main(int argc, char **argv)
     c.noncommutative = noncomm;
     int64_t *block_off = NULL;
     if (coll == KP_COLL_REDUCE_SCATTER) {
-        block_off = rs_blocks(c.P, bytes, elem);
+        block_off = malloc(((size_t)c.P + 1) * sizeof *block_off);
         if (!block_off)
             return fprintf(stderr, "kport-sim: out of memory for %d result blocks\n", c.P), 1;
+        kp_sim_split_blocks(c.P, bytes, elem, uneven, block_off);
         c.block_off = block_off;
     }
     const int ex = rules == KP_RULES_EXECUTOR;

@@ -23,6 +23,19 @@ int kp_sim_block_layout(kp_layout *L, int P, int n)
     return kp_layout_block(L, P, n, 1);
 }
 
+void kp_sim_split_blocks(int P, int64_t bytes, int64_t elem, int uneven, int64_t *off)
+{
+    const int64_t n = bytes / elem;
+    int64_t total = 0, acc = 0;
+    for (int j = 0; j < P; j++)
+        total += uneven ? j % 3 : 1;
+    off[0] = 0;
+    for (int j = 0; j < P; j++) { /* n * acc fits: n < 2^50, acc <= 2 P <= 2^31 */
+        acc += uneven ? j % 3 : 1;
+        off[j + 1] = (total ? n * acc / total : j == P - 1 ? n : 0) * elem;
+    }
+}
+
 /* ---- building the streams, rank by rank ----------------------------------------- */
 
 static int build_one(const kp_sim_config *c, const kp_layout *L, int rank, int P, kp_sched *sc)

@@ -54,6 +54,13 @@ typedef struct kp_sim_config {
  * KP_ERR_INTERNAL (schedules that do not match or deadlock, r->msg). */
 int kp_sim_run(const kp_sim_config *c, kp_sim_result *r);
 
+/* reduce_scatter's result blocks of a vector of `bytes` in elements of
+ * elem bytes, as kport-check splits it: off[0 .. P], rank j's share of the
+ * bytes / elem elements proportional to 1 (even: floor(n (j+1) / P) - floor(n j / P)
+ * elements, the later ranks one more where it does not divide) or to
+ * j mod 3 (uneven: every third rank none; all to the last rank for P <= 1). */
+void kp_sim_split_blocks(int P, int64_t bytes, int64_t elem, int uneven, int64_t *off);
+
 /* The node layout of --node-size n (ranks r*n .. r*n+n-1, the last node
  * possibly smaller), the same kp_layout_init builds from ids r / n but in
  * O(P) time. Returns 0 or -1 (out of memory). */

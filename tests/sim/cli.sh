@@ -2,8 +2,9 @@
 # kport-sim's command line: JSON validity and fields, determinism (two runs
 # give the same JSON apart from wall-clock fields), --per-rank, a barrier
 # whose time is known in closed form at P = 65536, parameter files (with a
-# measured exchange and --no-exchange), and bad
-# input (exit 2 and a message naming the problem, never a crash).
+# measured exchange and --no-exchange), reductions (the combine's cost,
+# --gamma, --elem, --uneven), and bad input (exit 2 and a message naming
+# the problem, never a crash).
 #   tests/sim/cli.sh KPORT_SIM
 set -uo pipefail
 sim=$1
@@ -131,6 +132,33 @@ bad "LogGOPSim's rules only" allgather -a ring -P 4 --rules executor --ports 2
 grep -q '"rules": "executor", "critical_path": null' "$tmp/x.json" || fail "--rules executor: no rules/critical_path fields"
 "$sim" allgather -a bruck:k=2 -P 13 -m 100 --rules loggopsim >"$tmp/l.txt" && "$sim" allgather -a bruck:k=2 -P 13 -m 100 >"$tmp/d.txt" &&
     cmp -s <(grep '^time' "$tmp/l.txt") <(grep '^time' "$tmp/d.txt") || fail "--rules loggopsim is not the default"
+
+# --- reductions (issue 37): elements, gamma, the critical path's compute ------------
+# recursive doubling at P = 4, 16 B (2 doubles): 2 steps of 1500 + 2500 + 1500 + 15*6 + 16*gamma;
+# --gamma 3 adds 2 * 16 * 2 = 64 ns to every rank, all of it in "compute"
+for g in 1 3; do
+    "$sim" allreduce -a recursive_doubling -P 4 -m 16 --gamma $g --format json >"$tmp/r$g.json" ||
+        fail "allreduce --gamma $g exited $?"
+done
+python3 - "$tmp/r1.json" "$tmp/r3.json" <<'PY' || fail "allreduce recursive_doubling: closed form, --gamma"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for d, g in ((a, 1), (b, 3)):
+    assert d["max_time_ns"] == d["min_time_ns"] == 2 * (5590 + 16 * g), d["max_time_ns"]
+    assert d["elem"] == 8 and d["commutative"] is True and d["combines"] == 8 and d["combine_bytes"] == 128, d
+    assert d["critical_path"]["compute_ns"] == 2 * 16 * g, d["critical_path"]
+    assert d["reduce_ns_per_byte"] == g
+assert sum(h["op"] == "combine" for h in b["critical_path"]["chain"]) == 2, b["critical_path"]["chain"]
+PY
+"$sim" reduce_scatter -a pairwise -P 5 -m 64 --uneven --noncommutative --format json >"$tmp/rs.json" ||
+    fail "reduce_scatter --uneven --noncommutative exited $?"
+grep -q '"commutative": false' "$tmp/rs.json" || fail "reduce_scatter: not reported non-commutative"
+bad 'are for reductions' allgather -a ring -P 4 --elem 4
+bad 'are for reductions' bcast -a binomial -P 4 --gamma 2
+bad '-m 60 is not a whole number of 8-byte elements' allreduce -a ring -P 4 -m 60
+bad "--uneven is reduce_scatter's" allreduce -a ring -P 4 --uneven
+bad '--gamma "-1"' allreduce -a ring -P 4 --gamma -1
+bad '--elem "0"' reduce -a knomial -P 4 --elem 0
 
 [ $fails = 0 ] && echo "cli.sh: all checks passed"
 exit $((fails != 0))
