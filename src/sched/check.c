@@ -21,6 +21,12 @@
  * and just after it leaves each call. Schedules with shared-memory
  * operations are run for three consecutive calls (the executor alternates
  * the segment's halves between calls), so reuse across calls is checked too.
+ *
+ * Data collectives' inputs and results: fill_initial / check_final (bcast:
+ * the root's receive buffer; scatter: the root's send buffer, block j with
+ * origin j). Reductions hold interned expressions instead of tokens, made
+ * and checked in check_red.c (check_int.h is the state both files share);
+ * here a KP_OP_REDUCE is a copy reading a and b and writing dst.
  */
 #include "sched/check_int.h"
 #include "kport.h"

@@ -45,70 +45,67 @@
 #define PART_MASK ((UINT64_C(1) << PART_BITS) - 1)
 
 typedef struct {
-    int64_t a, b;  /* combine: operands (values); leaf: a = -1 - (call * P + rank), b = -1 */
+    int64_t a, b;  /* combine: operands (values); leaf: -1, -1 */
     int64_t pos;   /* element position in the vector */
     int call;
     int lo, hi, cnt; /* contributing ranks: lowest, highest, how many */
 } node;
+
+typedef struct {
+    int64_t a, b; /* a combine's operands */
+    int64_t id;   /* its value + 1; 0: an empty slot */
+} slot;
 
 struct kp_red {
     node *v;
     uint64_t *mask; /* [cap * nw] contributors of each value */
     int64_t n, cap;
     int nw;
-    int64_t *slot;  /* open addressing: value + 1, 0 = empty */
-    int64_t nslot;
+    slot *slot;     /* combines, open addressing (leaves are never looked up) */
+    int64_t nslot, nused;
     int sym;        /* commutative: combine(a, b) is combine(b, a) */
     int64_t *ref[NCALLS_MAX]; /* allreduce: the reference result per position */
     int refrank[NCALLS_MAX];
 };
 
-static uint64_t hash2(int64_t a, int64_t b)
+/* the slot to start probing for combine (a, b); symmetric in a and b for a
+ * commutative operation */
+static uint64_t key_hash(const struct kp_red *t, int64_t a, int64_t b)
 {
+    if (t->sym && b < a) {
+        const int64_t x = a;
+        a = b;
+        b = x;
+    }
     uint64_t h = (uint64_t)a * UINT64_C(0x9e3779b97f4a7c15) ^ ((uint64_t)b + UINT64_C(0x7f4a7c159e3779b9));
     h ^= h >> 29;
     h *= UINT64_C(0xbf58476d1ce4e5b9);
-    return h ^ (h >> 32);
-}
-
-/* the hash of value id's key; symmetric in the operands of a commutative combine */
-static uint64_t key_hash(const struct kp_red *t, int64_t a, int64_t b)
-{
-    return t->sym && a >= 0 && b < a ? hash2(b, a) : hash2(a, b);
+    return (h ^ (h >> 32)) & (uint64_t)(t->nslot - 1);
 }
 
 static int grow_slots(struct kp_red *t)
 {
-    const int64_t ns = t->nslot ? 2 * t->nslot : 1024;
-    int64_t *s = calloc((size_t)ns, sizeof(*s));
-    if (!s)
+    struct kp_red o = *t;
+    t->nslot = o.nslot ? 2 * o.nslot : 1024;
+    t->slot = calloc((size_t)t->nslot, sizeof(slot));
+    if (!t->slot) {
+        *t = o;
         return -1;
-    for (int64_t i = 0; i < t->n; i++) {
-        uint64_t h = key_hash(t, t->v[i].a, t->v[i].b) & (uint64_t)(ns - 1);
-        while (s[h])
-            h = (h + 1) & (uint64_t)(ns - 1);
-        s[h] = i + 1;
     }
-    free(t->slot);
-    t->slot = s;
-    t->nslot = ns;
+    for (int64_t i = 0; i < o.nslot; i++)
+        if (o.slot[i].id) {
+            uint64_t h = key_hash(t, o.slot[i].a, o.slot[i].b);
+            while (t->slot[h].id)
+                h = (h + 1) & (uint64_t)(t->nslot - 1);
+            t->slot[h] = o.slot[i];
+        }
+    free(o.slot);
     return 0;
 }
 
-/* the value with key (a, b) (or (b, a) for a commutative combine: a new
- * value keeps its operands in the order first seen), or a new one whose
- * fields the caller fills; -1 when out of memory. *fresh says which. */
-static int64_t intern(struct kp_red *t, int64_t a, int64_t b, int *fresh)
+/* a new value with no contributors yet, or -1 when out of memory */
+static int64_t new_value(struct kp_red *t, int64_t a, int64_t b)
 {
-    *fresh = 0;
-    if (2 * (t->n + 1) > t->nslot && grow_slots(t))
-        return -1;
-    uint64_t h = key_hash(t, a, b) & (uint64_t)(t->nslot - 1);
-    for (; t->slot[h]; h = (h + 1) & (uint64_t)(t->nslot - 1)) {
-        const node *x = &t->v[t->slot[h] - 1];
-        if ((x->a == a && x->b == b) || (t->sym && a >= 0 && x->a == b && x->b == a))
-            return t->slot[h] - 1;
-    }
     if (t->n == t->cap) {
         const int64_t nc = t->cap ? 2 * t->cap : 1024;
         node *v = realloc(t->v, (size_t)nc * sizeof(*v));
@@ -122,20 +119,17 @@ static int64_t intern(struct kp_red *t, int64_t a, int64_t b, int *fresh)
         t->cap = nc;
     }
     const int64_t id = t->n++;
-    t->slot[h] = id + 1;
     t->v[id].a = a;
     t->v[id].b = b;
     memset(&t->mask[id * t->nw], 0, (size_t)t->nw * sizeof(uint64_t));
-    *fresh = 1;
     return id;
 }
 
 static int64_t leaf(ctx *c, int call, int rank, int64_t pos)
 {
     struct kp_red *t = c->red;
-    int fresh;
-    const int64_t id = intern(t, -1 - ((int64_t)call * c->P + rank), -1 - pos, &fresh);
-    if (fresh) {
+    const int64_t id = new_value(t, -1, -1);
+    if (id >= 0) {
         node *x = &t->v[id];
         x->pos = pos;
         x->call = call;
@@ -146,22 +140,34 @@ static int64_t leaf(ctx *c, int call, int rank, int64_t pos)
     return id;
 }
 
+/* combine(a, b): the value already made (for a commutative operation also
+ * as combine(b, a), keeping the operands' order first seen), or a new one;
+ * -1 when out of memory */
 static int64_t combine(ctx *c, int64_t a, int64_t b)
 {
     struct kp_red *t = c->red;
-    int fresh;
-    const int64_t id = intern(t, a, b, &fresh);
-    if (fresh) {
-        node *x = &t->v[id];
-        const node *l = &t->v[a], *r = &t->v[b];
-        x->pos = l->pos;
-        x->call = l->call;
-        x->lo = l->lo < r->lo ? l->lo : r->lo;
-        x->hi = l->hi > r->hi ? l->hi : r->hi;
-        x->cnt = l->cnt + r->cnt;
-        for (int w = 0; w < t->nw; w++)
-            t->mask[id * t->nw + w] = t->mask[a * t->nw + w] | t->mask[b * t->nw + w];
+    if (2 * (t->nused + 1) > t->nslot && grow_slots(t))
+        return -1;
+    uint64_t h = key_hash(t, a, b);
+    for (; t->slot[h].id; h = (h + 1) & (uint64_t)(t->nslot - 1)) {
+        const slot *x = &t->slot[h];
+        if ((x->a == a && x->b == b) || (t->sym && x->a == b && x->b == a))
+            return x->id - 1;
     }
+    const int64_t id = new_value(t, a, b);
+    if (id < 0)
+        return -1;
+    t->slot[h] = (slot){a, b, id + 1};
+    t->nused++;
+    node *x = &t->v[id];
+    const node *l = &t->v[a], *r = &t->v[b];
+    x->pos = l->pos;
+    x->call = l->call;
+    x->lo = l->lo < r->lo ? l->lo : r->lo;
+    x->hi = l->hi > r->hi ? l->hi : r->hi;
+    x->cnt = l->cnt + r->cnt;
+    for (int w = 0; w < t->nw; w++)
+        t->mask[id * t->nw + w] = t->mask[a * t->nw + w] | t->mask[b * t->nw + w];
     return id;
 }
 

@@ -279,6 +279,16 @@ static void allreduce_shm(kp_sched *s, const shape *h, int racy)
     }
 }
 
+/* build(s, h, -1) must pass, build(s, h, odd) must fail saying needle */
+static void good_then_odd(const char *what, kp_sched *s, const shape *h, void (*build)(kp_sched *, const shape *, int),
+                          int odd, const char *needle)
+{
+    build(s, h, -1);
+    expect(what, s, h, NULL);
+    build(s, h, odd);
+    expect(what, s, h, needle);
+}
+
 /* ---- the sweeps -------------------------------------------------------------------- */
 
 static void sweep_good(void)
@@ -391,12 +401,9 @@ static void broken(void)
     expect("reduce combining two positions", s, &one, "reduce combines element 0 with element 1 of the vector");
 
     shape a = {KP_COLL_ALLREDUCE, 3, 0, 0, 1, 16, 8, NULL, NULL};
-    allreduce_fold3(s, &a, -1);
-    expect("allreduce folded alike", s, &a, NULL);
-    allreduce_fold3(s, &a, 2);
-    expect("allreduce associated differently", s, &a,
-           "allreduce: ranks 0 and 2 hold differently combined results at element 0 (byte 0; not bitwise the same "
-           "in floating point): rank 0 ((0+1)+2), rank 2 (0+(1+2))");
+    good_then_odd("allreduce folded alike, then rank 2 associating differently", s, &a, allreduce_fold3, 2,
+                  "allreduce: ranks 0 and 2 hold differently combined results at element 0 (byte 0; not bitwise the "
+                  "same in floating point): rank 0 ((0+1)+2), rank 2 (0+(1+2))");
     shape a4 = {KP_COLL_ALLREDUCE, 4, 0, 0, 1, 16, 8, NULL, NULL};
     allreduce_rd(s, &a4, 1);
     expect("allreduce: one rank commutes its operands (commutative)", s, &a4, NULL);
@@ -424,10 +431,32 @@ static void broken(void)
     expect("reduce_scatter_block: own input twice", s, &b, "rank 1's contribution counted twice");
 }
 
+/* more ranks than one word of contributors holds */
+static void many_ranks(void)
+{
+    kp_sched *s = calloc(130, sizeof(*s));
+    if (!s)
+        return;
+    shape h = {KP_COLL_ALLREDUCE, 128, 0, 0, 0, 16, 8, NULL, NULL};
+    good_then_odd("allreduce recursive doubling, 128 ranks, then rank 100 swapping", s, &h, allreduce_rd, 100,
+                  "rank 100 op 3 (round 2): non-commutative reduce out of rank order at element 0: a holds ranks "
+                  "101..101, b holds ranks 100..100");
+    shape b = {KP_COLL_REDUCE_SCATTER_BLOCK, 130, 0, 1, 1, 8, 4, NULL, NULL};
+    rs_ring(s, &b, 130 * 8);
+    expect("reduce_scatter_block ring, 130 ranks, in place", s, &b, NULL);
+    rs_ring(s, &b, 130 * 8);
+    for (int i = 0; i < s[129].nops; i++)
+        if (s[129].ops[i].kind == KP_OP_REDUCE)
+            s[129].ops[i].u.reduce.a = s[129].ops[i].u.reduce.b; /* own input instead of the incoming partial */
+    expect("reduce_scatter_block ring, 130 ranks, a partial dropped", s, &b, "rank 129's contribution counted twice");
+    free(s);
+}
+
 int main(void)
 {
     sweep_good();
     broken();
+    many_ranks();
     printf("%ld checks, %ld failed\n", checks, fails);
     return fails ? 1 : 0;
 }
