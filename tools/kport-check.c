@@ -52,7 +52,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: kport-check allgather|barrier|gather|alltoall|bcast|scatter|reduce|allreduce|\n"
             "                   reduce_scatter_block|reduce_scatter [-a name[:k=..,C=..,n=..]] [-P MIN[:MAX]]\n"
-            "                   [-b BYTES[,BYTES...]] [--root R] [--inplace] [--node-size N]\n"
+            "                   [-b BYTES[,BYTES...]] [-r|--root R] [--inplace] [--node-size N]\n"
             "                   [--elem E] [--noncommutative]\n"
             "                   [--node-map cyclic|ID,ID,...] [--no-cma] [--dump] [--goal FILE] [--predict FILE]\n"
             "                   [--rules executor|loggopsim] [-v]\n"
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--noncommutative")) {
             commute = 0;
-        } else if (!strcmp(argv[i], "--root") && i + 1 < argc)
+        } else if ((!strcmp(argv[i], "--root") || !strcmp(argv[i], "-r")) && i + 1 < argc)
             root = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
             node_size = atoi(argv[++i]);

@@ -260,8 +260,9 @@ int kp_red_setup(ctx *c)
 {
     const int P = c->P;
     const kp_sched *sc = c->sc;
-    if (c->coll == KP_COLL_REDUCE_SCATTER && !c->block_off)
-        return fail(c, "reduce_scatter without its blocks' offsets (sched.block_off)");
+    if ((c->coll == KP_COLL_REDUCE_SCATTER) != (c->block_off != NULL))
+        return fail(c, "%s %s block offsets (sched.block_off: reduce_scatter's, and only its)",
+                    kp_coll_name(c->coll), c->block_off ? "with" : "without");
     for (int r = 0; r < P; r++) {
         if (sc[r].elem != sc[0].elem || sc[r].commute != sc[0].commute ||
             (!sc[r].block_off) != (!sc[0].block_off) ||

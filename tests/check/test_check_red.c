@@ -400,6 +400,18 @@ static void broken(void)
     shape one = {KP_COLL_REDUCE, 1, 0, 0, 1, 32, 8, NULL, NULL};
     expect("reduce combining two positions", s, &one, "reduce combines element 0 with element 1 of the vector");
 
+    /* shapes the ranks disagree on, or that do not fit */
+    shape rs = {KP_COLL_REDUCE_SCATTER, 2, 0, 0, 1, 16, 8, NULL, NULL};
+    init(s, &rs);
+    expect("reduce_scatter without block offsets", s, &rs, "reduce_scatter without block offsets");
+    shape ar = {KP_COLL_ALLREDUCE, 2, 0, 0, 1, 16, 8, NULL, NULL};
+    init(s, &ar);
+    s[1].elem = 4;
+    expect("ranks disagreeing on the element", s, &ar, "rank 1's schedule was built for another reduction");
+    ar.bytes = 12;
+    init(s, &ar);
+    expect("a vector of partial elements", s, &ar, "allreduce of 12 bytes is not a whole number of 8-byte elements");
+
     shape a = {KP_COLL_ALLREDUCE, 3, 0, 0, 1, 16, 8, NULL, NULL};
     good_then_odd("allreduce folded alike, then rank 2 associating differently", s, &a, allreduce_fold3, 2,
                   "allreduce: ranks 0 and 2 hold differently combined results at element 0 (byte 0; not bitwise the "
