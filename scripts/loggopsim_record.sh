@@ -37,7 +37,10 @@ trap 'rm -rf "$tmp"' EXIT
 # (LogGOPSim: s <= S eager); set b: 64 KiB > S is rendezvous.
 sets=("a:-L 2000 -o 300 -g 500 -G 1 -O 0 -S 65536" "b:-L 1500 -o 700 -g 200 -G 3 -O 1 -S 1024")
 
-# cases: collective, algorithm, ranks, sizes, extra kport-check options.
+# cases: collective, algorithm, ranks, sizes, extra options (commas for spaces). The
+# reductions combine 8-byte elements (both tools' default), each combine exported as
+# `calc <bytes>` (1 ns per byte: kport-sim's default --gamma); reduce_scatter's
+# --uneven is kport-sim's name for the split kport-check --goal uses (not passed to it).
 # bruck:k=8 at P=64 frees up to 64 operations of a rank at once (LogGOPSim
 # orders them by type with an unstable sort above 16)
 cases=(
@@ -72,18 +75,42 @@ cases=(
     "alltoall bruck:k=1 2,3,5,8,16,64 8,65536"
     "alltoall bruck:k=2 3,5,8,16 8,65536"
     "alltoall bruck:k=8 16,64 8,65536"
+    "allreduce recursive_doubling 2,3,5,8,16 8,65536"
+    "allreduce recursive_doubling 5 64 --noncommutative"
+    "allreduce recursive_doubling 6 64 --inplace"
+    "allreduce recursive_multiplying:k=2 5,9,16 8,65536"
+    "allreduce rabenseifner:k=1 5,8 64,65536"
+    "allreduce rabenseifner:k=2 7 64,65536"
+    "allreduce ring 3,5,8 64,65536"
+    "reduce knomial:k=1 5,8,16 8,65536"
+    "reduce knomial:k=2 7 64 --root,3"
+    "reduce knomial:k=1 6 64 --root,2,--noncommutative"
+    "reduce rabenseifner 5,8 64,65536"
+    "reduce_scatter_block pairwise 3,5,8 8,65536"
+    "reduce_scatter_block recursive_halving 5,8 8,65536"
+    "reduce_scatter_block kport:k=2 5,8 8,65536"
+    "reduce_scatter pairwise 5,7 64,65536 --uneven"
+    "bcast binomial 5,8,16 8,65536"
+    "bcast knomial:k=2 7,16 8,65536 --root,3"
+    "bcast scatter_allgather:k=1 5,8 64,65536"
+    "bcast scatter_ring 5 64,65536"
+    "bcast chain 5 64,65536"
+    "scatter binomial 5,8,16 8,65536"
+    "scatter direct:k=2 5,8 8,65536 --root,2"
 )
 
 n=0 skipped=0
 for c in "${cases[@]}"; do
     read -r coll algo Ps sizes extra <<<"$c"
+    extra=${extra//,/ }
+    kextra=${extra//--uneven/}
     for P in ${Ps//,/ }; do
         for m in ${sizes//,/ }; do
             tagx=$(echo "${extra:-}" | tr -d ' -')
             base="${coll}_$(echo "$algo" | tr ':,=' '_.-')_P${P}_m${m}${tagx:+_$tagx}"
-            kc="kport-check $coll -a $algo -P $P -b $m${extra:+ $extra} --goal case.goal"
+            kc="kport-check $coll -a $algo -P $P -b $m${kextra:+ $kextra} --goal case.goal"
             # shellcheck disable=SC2086
-            if ! "$check" "$coll" -a "$algo" -P "$P" -b "$m" ${extra:-} --goal "$tmp/$base.goal" >"$tmp/err" 2>&1; then
+            if ! "$check" "$coll" -a "$algo" -P "$P" -b "$m" ${kextra:-} --goal "$tmp/$base.goal" >"$tmp/err" 2>&1; then
                 echo "skip $base: $(head -1 "$tmp/err")" >&2
                 skipped=$((skipped + 1))
                 continue
