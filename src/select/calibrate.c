@@ -26,6 +26,23 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The all-gather's two-copy candidate moves blocks of up to 1 MiB whole
+ * (chunk_kb = the block), not in shm_flat's automatic 128 KiB chunks above
+ * 512 KiB: at P = 2 and 1 MiB the automatic choice ran shm_flat pipelined
+ * in 103-107 us while the SMP schedules, which move the block whole on one
+ * node, took 86-89 us in the same runs (Open MPI and MPICH,
+ * docs/bench/allgather-p2: 1.17-1.21x; issue 40 saw 1.10-1.25x over three
+ * runs). Eight chunks cost eight post/wait rounds that the copies do not
+ * pay back on two cores, and the cost model prices both the same (105.7
+ * and 106.5 us), so it could not tell them apart. KPORT_SHM_CHUNK_KB still
+ * decides when given. */
+static int allgather_chunk_kb(int64_t bytes)
+{
+    if (kp_shm_chunk_kb() > 0)
+        return kp_shm_chunk_kb();
+    return bytes > ((int64_t)512 << 10) && bytes <= ((int64_t)1 << 20) ? (int)((bytes + 1023) >> 10) : 0;
+}
+
 /* the single-copy algorithm of a collective */
 static const char *single_copy_name(int coll)
 {
@@ -41,7 +58,7 @@ int kp_model_pick(const kp_machine *m, int coll, const kp_layout *L, int P, int6
     if (coll == KP_COLL_GATHER || coll == KP_COLL_SCATTER)
         names[0] = "smp"; /* gather's and scatter's two-copy path on one node */
     if (coll == KP_COLL_ALLGATHER)
-        prms[0].chunk_kb = kp_shm_chunk_kb();
+        prms[0].chunk_kb = allgather_chunk_kb(bytes);
     double t[2] = {-1, -1};
     char line[120];
     int n = snprintf(line, sizeof(line), "model:");
