@@ -95,6 +95,23 @@ assert (p["X"], p["XG"]) == (2000, 0.5) if want > 2000 else "X" not in p, p' "$1
             || fail "measured exchange ${2:-}: ring P=2 8 B should take $1 ns"
     done
     "$sim" allgather -a ring -P 2 -m 8 --params "$tmp/px.json" | grep -q 'X=2000 XG=0.5' || fail "text: X, XG not shown"
+    # the combine's cost from the file: recursive doubling P = 2, 16 B, inter: the message taken in at
+    # 50 + 1000 + 60 + 15*0.1 = 1111.5, then one combine. Without compute.reduce (this file): memcpy's
+    # 10 + 0.05 * 1.5 * 16 = 11.2 and a note; with compute.reduce 3 + 0.5/B: 11; --gamma 2: 32 (no fixed)
+    sed 's/"hockney"/"compute": {"reduce": {"fixed": 3, "per_byte": 0.5}}, "hockney"/' "$tmp/p.json" >"$tmp/pc.json"
+    for x in "1122.7 p.json" "1122.5 pc.json" "1143.5 p.json --gamma,2"; do
+        set -- $x
+        opts=${3:-}
+        d=$("$sim" allreduce -a recursive_doubling -P 2 -m 16 --params "$tmp/$2" ${opts//,/ } --format json 2>"$tmp/err")
+        echo "$d" | python3 -c 'import json,sys; d=json.load(sys.stdin); want=float(sys.argv[1])
+assert abs(d["max_time_ns"] - want) < 1e-9 and d["min_time_ns"] == d["max_time_ns"], d["max_time_ns"]' "$1" ||
+            fail "allreduce P=2 16 B with $2 ${3:-}: expected $1 ns"
+        if [ "$2 ${3:-}" = "p.json " ]; then
+            grep -q "has no compute.reduce; combines cost its shm.memcpy x 1.5" "$tmp/err" || fail "no note: $(cat "$tmp/err")"
+        else
+            [ ! -s "$tmp/err" ] || fail "unexpected note with $2 ${3:-}: $(cat "$tmp/err")"
+        fi
+    done
 else
     fail "--params run: $(cat "$tmp/err")"
 fi
