@@ -22,6 +22,7 @@
  *     equal the engine's under LogGOPSim's rules to the nanosecond.
  *
  *   test_reduce DATA            run the checks (DATA: the recorded times)
+ *   test_reduce --perturb DATA  the same against every recorded time + 1 ns: must fail
  *   test_reduce --goal DIR      write DIR/<case>_m<m>_<set>.goal and list them
  */
 #include "kport.h"
@@ -381,7 +382,7 @@ static int write_goals(const char *dir)
 
 /* the recorded file: "# case=NAME P=.. m=.. set=.. ... | commands" headers,
  * each followed by LogGOPSim's "rank r t" lines */
-static void test_loggopsim(const char *data)
+static void test_loggopsim(const char *data, int perturb)
 {
     FILE *f = fopen(data, "r");
     CHECK(f != NULL, "cannot open %s", data);
@@ -415,6 +416,7 @@ static void test_loggopsim(const char *data)
             times(&mach, sc, cases[ncase].P, KP_RULES_LOGGOPSIM, t, NULL);
             nrec++;
         } else if (sscanf(line, "rank %d %lld", &r, &ns) == 2 && ncase >= 0) {
+            ns += perturb; /* --perturb: every recorded time 1 ns later, which must fail */
             CHECK(r >= 0 && r < cases[ncase].P, "%s: rank %d out of range", name, r);
             if (r >= 0 && r < cases[ncase].P)
                 CHECK(t[r] == (double)ns, "LogGOPSim %s m=%lld set %s rank %d: %lld ns, kport %.3f ns", name, m, set,
@@ -435,14 +437,15 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--goal"))
         return write_goals(argv[2]);
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_reduce DATA | test_reduce --goal DIR\n");
+    const int perturb = argc == 3 && !strcmp(argv[1], "--perturb");
+    if (argc != 2 && !perturb) {
+        fprintf(stderr, "usage: test_reduce [--perturb] DATA | test_reduce --goal DIR\n");
         return 2;
     }
     test_hand();
     test_classes();
     test_goal();
-    test_loggopsim(argv[1]);
+    test_loggopsim(argv[argc - 1], perturb);
     printf("test_reduce: %ld passed, %ld failed\n", checks - fails, fails);
     return fails ? 1 : 0;
 }

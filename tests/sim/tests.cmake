@@ -17,6 +17,9 @@ if(TARGET kport-sim)
   add_executable(test_reduce ${CMAKE_CURRENT_LIST_DIR}/test_reduce.c)
   target_link_libraries(test_reduce PRIVATE kport_sim)
   add_test(NAME sim_reduce COMMAND test_reduce ${PROJECT_SOURCE_DIR}/tests/data/loggopsim_hand/reduce.txt)
+  add_test(NAME sim_reduce_detects COMMAND test_reduce --perturb ${PROJECT_SOURCE_DIR}/tests/data/loggopsim_hand/reduce.txt)
+  set_tests_properties(sim_reduce_detects PROPERTIES PASS_REGULAR_EXPRESSION
+                       "FAIL [^\n]*LogGOPSim reduce2 m=8 set a rank 0: 2624 ns, kport 2623\\.000 ns.*, 68 failed")
   # the six collectives of issue 37 at a million ranks (2^20 and 10^6; 2^16 and 65,536 under the
   # sanitizers), allreduce recursive doubling against its closed form (tests/sim/million.sh)
   if(KPORT_SANITIZE)
