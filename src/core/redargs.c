@@ -144,7 +144,8 @@ static int classify(const kp_red_call *k, const kp_tinfo *ti, redtype *rt)
     const int gapfree = ti->size == ti->extent && ti->size == ti->true_extent;
     if (!gapfree && !is_named(k->type))
         return kp_error(KP_ERR_UNSUPPORTED,
-                        "%s: a user-defined operation on a datatype with gaps (size %lld, extent %lld, true extent %lld)",
+                        "%s: a user-defined operation on a datatype with gaps (size %lld, extent %lld, "
+                        "true extent %lld)",
                         k->fn, (long long)ti->size, (long long)ti->extent, (long long)ti->true_extent);
     if (ti->extent <= 0)
         return kp_error(KP_ERR_DATATYPE, "%s: a datatype of extent %lld", k->fn, (long long)ti->extent);

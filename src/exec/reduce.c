@@ -209,8 +209,10 @@ enum { K_U8, K_U16, K_U32, K_U64, K_S8, K_S16, K_S32, K_S64, K_F32, K_F64, K_BOO
 
 #define ROW_U(op) [K_U8] = k_##op##_u8, [K_U16] = k_##op##_u16, [K_U32] = k_##op##_u32, [K_U64] = k_##op##_u64
 /* signed integers share the unsigned kernels where the bits are the same */
-#define ROW_SAME(op) ROW_U(op), [K_S8] = k_##op##_u8, [K_S16] = k_##op##_u16, [K_S32] = k_##op##_u32, [K_S64] = k_##op##_u64
-#define ROW_S(op) ROW_U(op), [K_S8] = k_##op##_s8, [K_S16] = k_##op##_s16, [K_S32] = k_##op##_s32, [K_S64] = k_##op##_s64
+#define ROW_SAME(op)                                                                                                  \
+    ROW_U(op), [K_S8] = k_##op##_u8, [K_S16] = k_##op##_u16, [K_S32] = k_##op##_u32, [K_S64] = k_##op##_u64
+#define ROW_S(op)                                                                                                     \
+    ROW_U(op), [K_S8] = k_##op##_s8, [K_S16] = k_##op##_s16, [K_S32] = k_##op##_s32, [K_S64] = k_##op##_s64
 #define ROW_F(op) [K_F32] = k_##op##_f32, [K_F64] = k_##op##_f64
 #define ROW_LOC(op)                                                                                                   \
     [K_2INT] = k_##op##_2int, [K_FLOAT_INT] = k_##op##_float_int, [K_DOUBLE_INT] = k_##op##_double_int,               \

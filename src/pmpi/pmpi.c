@@ -63,8 +63,9 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const mpi_name[KP_COLL_COUNT] = {"MPI_Allgather", "MPI_Barrier", "MPI_Gather", "MPI_Alltoall", "MPI_Bcast", "MPI_Scatter",
-                                                       "MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter"};
+static const char *const mpi_name[KP_COLL_COUNT] = {
+    "MPI_Allgather", "MPI_Barrier",   "MPI_Gather",               "MPI_Alltoall",      "MPI_Bcast",
+    "MPI_Scatter",   "MPI_Reduce",    "MPI_Allreduce",            "MPI_Reduce_scatter_block", "MPI_Reduce_scatter"};
 
 /* ---- settings, read once ------------------------------------------------ */
 

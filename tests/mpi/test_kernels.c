@@ -134,7 +134,12 @@ static void logic(void)
         int ok = 1;
         for (int i = 0; i < n; i++) {
             unsigned x = a[i], y = b[i];
-            unsigned e = o == 0 ? (x && y) : o == 1 ? (x || y) : o == 2 ? (!x != !y) : o == 3 ? x & y : o == 4 ? x | y : x ^ y;
+            unsigned e = o == 0   ? (x && y)
+                         : o == 1 ? (x || y)
+                         : o == 2 ? (!x != !y)
+                         : o == 3 ? x & y
+                         : o == 4 ? x | y
+                                  : x ^ y;
             ok &= d[i] == e;
         }
         kt_expect(ok, "logical/bitwise operation %d on MPI_UNSIGNED", o);
@@ -159,7 +164,10 @@ static void logic(void)
 /* MAXLOC / MINLOC with ties: the smaller index wins */
 static void loc(void)
 {
-    struct di { double v; int i; } a[4] = {{1, 5}, {2, 1}, {3, 3}, {3, 3}}, b[4] = {{1, 2}, {1, 0}, {4, 9}, {3, 1}}, d[4];
+    struct di {
+        double v;
+        int i;
+    } a[4] = {{1, 5}, {2, 1}, {3, 3}, {3, 3}}, b[4] = {{1, 2}, {1, 0}, {4, 9}, {3, 1}}, d[4];
     kp_reducer r;
     char why[200];
     kt_expect(kp_reducer_builtin(MPI_MAXLOC, MPI_DOUBLE_INT, &r, why, sizeof why) == KP_SUCCESS && r.fn &&

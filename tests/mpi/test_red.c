@@ -277,7 +277,11 @@ static val value(int o, int k, int q, int64_t j, uint64_t c)
     int64_t x;
     switch (o) {
     case O_PROD: x = sgn ? (int64_t)(h % 4) - 1 : (int64_t)(h % 3) + 1; if (x == 0) x = 2; break;
-    case O_LAND: case O_LOR: case O_LXOR: x = k == K_BOOL ? (int64_t)(h % 2) : (int64_t)(h % 3); if (h % 5 == 0) x = 1; break;
+    case O_LAND: case O_LOR: case O_LXOR:
+        x = k == K_BOOL ? (int64_t)(h % 2) : (int64_t)(h % 3);
+        if (h % 5 == 0)
+            x = 1;
+        break;
     case O_BAND: case O_BOR: case O_BXOR: x = (int64_t)h; break;
     case O_MAXLOC: case O_MINLOC: x = (int64_t)(h % 4); break;
     default: x = sgn ? (int64_t)(h % 201) - 100 : (int64_t)(h % 200); break;
@@ -550,7 +554,8 @@ static void bad_input(int coll)
     case C_REDUCE:
     case C_ALLREDUCE: {
         const int red = coll == C_REDUCE;
-#define RED(sb, rb, n, t, op, root) (red ? kp_reduce(sb, rb, n, t, op, root, MPI_COMM_WORLD) : kp_allreduce(sb, rb, n, t, op, MPI_COMM_WORLD))
+#define RED(sb, rb, n, t, op, root)                                                                                   \
+    (red ? kp_reduce(sb, rb, n, t, op, root, MPI_COMM_WORLD) : kp_allreduce(sb, rb, n, t, op, MPI_COMM_WORLD))
         EXPECT(RED(buf, out, 2, MPI_INT, MPI_OP_NULL, 0), KP_ERR_ARG, "MPI_OP_NULL");
         EXPECT(RED(buf, out, 2, MPI_INT, MPI_REPLACE, 0), KP_ERR_ARG, "MPI_REPLACE");
         EXPECT(RED(di, out, 2, MPI_DOUBLE_INT, MPI_SUM, 0), KP_ERR_DATATYPE, "MPI_SUM on MPI_DOUBLE_INT");

@@ -135,7 +135,10 @@ static void run_comm(MPI_Comm comm, int tag0, MPI_Op matop_h, MPI_Datatype mat, 
         check(ok, "MPI_Allreduce MAX double in place", tag);
         free(d);
         /* allreduce: MAXLOC on MPI_DOUBLE_INT, values from 3 so ties happen */
-        struct { double v; int i; } *x = malloc(sizeof(*x) * (size_t)(n + 1)), *y = malloc(sizeof(*y) * (size_t)(n + 1));
+        struct di {
+            double v;
+            int i;
+        } *x = malloc(sizeof(struct di) * (size_t)(n + 1)), *y = malloc(sizeof(struct di) * (size_t)(n + 1));
         for (long i = 0; i < n; i++)
             x[i].v = (V(tag, me, i) + 40) % 3, x[i].i = (me * 5 + (int)i) % 4;
         MPI_Allreduce(x, y, (int)n, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
