@@ -11,8 +11,8 @@
  *   -s  seed of the cases (default 1; every rank draws the same cases)
  *
  * Each case draws a datatype, an operation that applies to it, a count
- * (0, 1, small primes, up to ~70,000 elements), a root, MPI_IN_PLACE or
- * not, and a communicator (MPI_COMM_WORLD, a reversed split, two halves).
+ * (0, 1, small primes, up to ~70,000 elements), a root (then every root
+ * once more on MPI_COMM_WORLD), MPI_IN_PLACE or not, and a communicator (MPI_COMM_WORLD, a reversed split, two halves).
  * Element j of rank q's input is a value drawn from a hash of (q, j, case)
  * in a range that keeps the operation exact (sums and products of small
  * integers, also in float and double); the expected result is the formula:
@@ -675,6 +675,13 @@ int main(int argc, char **argv)
             rcase k;
             draw(&k, coll, cp, counts);
             served += run(&k, comm, specs[s], &refused) == KP_SUCCESS;
+        }
+        /* rooted collectives: every root once more, on MPI_COMM_WORLD */
+        for (int root = 0; root < P && (coll == C_BCAST || coll == C_SCATTER || coll == C_REDUCE); root++) {
+            rcase k;
+            draw(&k, coll, P, counts);
+            k.root = root;
+            served += run(&k, MPI_COMM_WORLD, specs[s], &refused) == KP_SUCCESS;
         }
         int lo, hi;
         kt_same(served, MPI_COMM_WORLD, &lo, &hi);
