@@ -18,9 +18,8 @@
 #      simulated_us)
 # then
 #   4. kport-tune --from-bench over every layout's runs -> tuning-ompi.json,
-#      and per layout and collective native, auto and auto with that tuning
-#      file (KPORT_TUNING_FILE) in one run -> <coll>-ompi-<L>-tuned.jsonl
-#      (the column "tuned" is auto under the file)
+#      and per layout and collective native and auto with that tuning file
+#      (KPORT_TUNING_FILE) in one run -> <coll>-ompi-<L>-tuned.jsonl
 # The raw results go to CLUSTER_OUT (default docs/bench/cluster); make report
 # turns them into docs/PERFORMANCE.md's cluster section (scripts/perf_report.py).
 # Root only (the namespaces); the machine's own network and /etc untouched.
@@ -30,8 +29,8 @@
 # shared-memory waits yield after 1 us (src/exec/run.c, kp_shm_wait).
 #   CLUSTER_LAYOUTS  layouts (default "2x2 3x2")
 #   CLUSTER_COLLS    collectives (default: every one kport-bench serves)
-#   CLUSTER_ARGS     kport-bench options of step 2 (default -m 8:1M -i 200 -x 20 --rounds 5)
-#   CLUSTER_LOGGP    kport-bench loggp options (default -m 1:1M -i 20)
+#   CLUSTER_ARGS     kport-bench options of step 2 (default -m 8:1M -i 80 -x 8 --rounds 4)
+#   CLUSTER_LOGGP    kport-bench loggp options (default -m 1:1M -i 10)
 #   CLUSTER_BUILD    the Open MPI build (default build/ompi)
 #   CLUSTER_OUT      output directory (default docs/bench/cluster)
 #   CLUSTER_TUNE     0: skip step 4 (default 1)
@@ -41,8 +40,8 @@ cd "$(dirname "$0")/.."
 layouts=${CLUSTER_LAYOUTS:-2x2 3x2}
 build=${CLUSTER_BUILD:-build/ompi}
 out=${CLUSTER_OUT:-docs/bench/cluster}
-args=${CLUSTER_ARGS:--m 8:1M -i 200 -x 20 --rounds 5}
-lgargs=${CLUSTER_LOGGP:--m 1:1M -i 20}
+args=${CLUSTER_ARGS:--m 8:1M -i 80 -x 8 --rounds 4}
+lgargs=${CLUSTER_LOGGP:--m 1:1M -i 10}
 tmo=${CLUSTER_TIMEOUT:-900}
 bench=$build/kport-bench sim=$build/kport-sim
 [ "$(id -u)" -eq 0 ] || { echo "bench-cluster: needs root (the hosts are Linux namespaces)" >&2; exit 1; }
@@ -123,8 +122,5 @@ for l in $layouts; do
         echo "== $c, $l, tuned: ${run[*]} env KPORT_TUNING_FILE=$tun $bench $c -a native,auto --format json $args" >&2
         # shellcheck disable=SC2086
         "${run[@]}" env KPORT_TUNING_FILE="$PWD/$tun" "$bench" "$c" -a native,auto --format json $args >"$f"
-        # the same run without the file: auto by the built-in rules, for the ratio in one run
-        # shellcheck disable=SC2086
-        "${run[@]}" "$bench" "$c" -a native,auto --format json $args >"$out/$c-ompi-$l-untuned.jsonl"
     done
 done
