@@ -404,11 +404,16 @@ int main(int argc, char **argv)
                "\"posts\": %lld, \"waits\": %lld, \"rounds\": %d,\n",
                (long long)r.messages, (long long)r.msg_bytes, (long long)r.rendezvous, (long long)r.copies,
                (long long)r.copy_bytes, (long long)r.posts, (long long)r.waits, r.max_rounds);
-        if (red)
+        if (red) {
             printf(" \"elem\": %lld, \"commutative\": %s, \"combines\": %lld, \"combine_bytes\": %lld, "
-                   "\"reduce_fixed_ns\": %.9g, \"reduce_ns_per_byte\": %.9g,\n",
+                   "\"reduce_fixed_ns\": %.9g, \"reduce_ns_per_byte\": %.9g,",
                    (long long)elem, noncomm ? "false" : "true", (long long)r.reduces, (long long)r.reduce_bytes,
                    c.m.reduce.fixed, c.m.reduce.per_byte);
+            if (c.m.reduce.large_from > 0)
+                printf(" \"reduce_large_from\": %lld, \"reduce_large_ns_per_byte\": %.9g,",
+                       (long long)c.m.reduce.large_from, c.m.reduce.large_per_byte);
+            printf("\n");
+        }
         printf(" \"events\": %llu, \"queue_pops\": %llu, \"events_per_s\": %.6g, \"wall_s\": %.6g, \"build_s\": %.6g, "
                "\"sim_s\": %.6g, \"mem_bytes\": %zu,\n",
                (unsigned long long)r.events, (unsigned long long)r.pops, rate, wall, r.build_s, r.sim_s, r.mem_bytes);
