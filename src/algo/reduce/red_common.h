@@ -384,4 +384,50 @@ static inline void kp_red_wait_node(kp_sched *s, const kp_smp *v, int n)
     kp_sched_next_round(s);
 }
 
+/* Small vectors through the flag lines: a rank's vector sits in its line
+ * after the flag at a whole number of elements, max(8, elem) (elem must
+ * divide KP_LINE), so the waiting rank gets flag and data in one transfer. */
+static inline int64_t kp_red_line_off(const kp_sched *s, int local)
+{
+    return (int64_t)local * KP_LINE + (s->elem > 8 ? s->elem : 8);
+}
+
+static inline int kp_red_lines_fit(const kp_sched *s, int64_t len)
+{
+    return KP_LINE % s->elem == 0 && kp_red_line_off(s, 0) + len <= KP_LINE;
+}
+
+/*
+ * A node's reduce of a small vector (kp_red_lines_fit) towards its
+ * `master`, who combines the node's lines in rank order into (dbuf, doff):
+ * every other rank copies its vector into its line, posts on it (post 1)
+ * and waits for the master's post 1, which the master makes once it has
+ * seen every mate's post (on a node of two: on entering, as gather smp).
+ * That is the node fence of algo/smp_common.h (no rank leaves before all
+ * have entered; so a line is rewritten in call c+2 only after the master
+ * read it in call c), and it costs one flag transfer each way, not the two
+ * synchronisations of the segment's slices.
+ */
+static inline void kp_red_node_lines(kp_sched *s, const kp_smp *v, int master, int dbuf, int64_t doff)
+{
+    const int me = s->rank, node = kp_smp_node_of(v, me), ns = kp_smp_size(v, node);
+    const int64_t len = s->bytes;
+    kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_LINE, kp_red_line_off(s, kp_smp_local(v, me)), len);
+    if (me != master) {
+        kp_sched_next_round(s);
+        kp_sched_post_line(s); /* post 1: my vector is in my line */
+        kp_sched_wait(s, master, 1);
+        return;
+    }
+    if (ns == 2)
+        kp_sched_post(s); /* post 1 on entry: the one mate's fence (its own post shows it entered) */
+    for (int q = 0; q < ns; q++)
+        if (kp_smp_rank(v, node, q) != me)
+            kp_sched_wait_line(s, kp_smp_rank(v, node, q), 1);
+    kp_sched_next_round(s);
+    if (ns > 2)
+        kp_sched_post(s); /* post 1 once every mate has entered: the node fence */
+    kp_red_chain(s, ns, KP_BUF_LINE, kp_red_line_off(s, 0), KP_LINE, dbuf, doff, len);
+}
+
 #endif /* KP_ALGO_RED_COMMON_H */

@@ -18,6 +18,10 @@
  * slot or the result area in call c + 2 before every reader of call c is
  * done (the node fence of algo/smp_common.h).
  *
+ * Vectors that fit in the flag lines (kp_red_lines_fit) skip the slices:
+ * the master combines its node's lines in rank order (kp_red_node_lines),
+ * straight into the receive buffer on a single node.
+ *
  * Non-commutative operations: nodes are numbered in order of their lowest
  * rank, and when every node's ranks are consecutive, node order is rank
  * order and each node's result is the reduction of a contiguous range of
@@ -83,15 +87,28 @@ int kp_reduce_smp_build(kp_sched *s, const kp_params *prm)
                                "consecutive (rank order cannot be kept)");
     if (m == 0)
         return kp_sched_finish(s);
-    const int x = kp_smp_node_of(&mx.v, me);
-    const int64_t res = kp_red_node_reduce(s, &mx.v, m);
-    if (me != master_rank(&mx, x))
-        return kp_sched_finish(s);
-    if (res >= 0)
+    const int x = kp_smp_node_of(&mx.v, me), N = kp_smp_nnodes(&mx.v), ns = kp_smp_size(&mx.v, x);
+    const int master = master_rank(&mx, x);
+    int ibuf = KP_BUF_SEND;
+    int64_t ioff = 0;
+    if (ns > 1 && kp_red_lines_fit(s, m)) { /* small: the master combines the node's flag lines */
+        ibuf = N == 1 ? KP_BUF_RECV : KP_BUF_SCRATCH;
+        ioff = N == 1 ? 0 : (int64_t)(k + 1) * m;
+        if (me == master && N > 1)
+            kp_sched_need_scratch(s, ioff + m);
+        kp_red_node_lines(s, &mx.v, master, ibuf, ioff);
+        if (me != master || N == 1)
+            return kp_sched_finish(s);
+    } else if (ns > 1) {
+        ibuf = KP_BUF_SHM;
+        ioff = kp_red_node_reduce(s, &mx.v, m);
+        if (me != master)
+            return kp_sched_finish(s);
         kp_red_wait_node(s, &mx.v, 2);
-    const kp_red_tree t = {.n = kp_smp_nnodes(&mx.v), .me = x, .root = mx.rnode, .k = k, .commute = s->commute,
-                           .ctx = &mx, .rank = master_rank, .len = m, .ibuf = res >= 0 ? KP_BUF_SHM : KP_BUF_SEND,
-                           .ioff = res >= 0 ? res : 0, .rbuf = KP_BUF_RECV, .roff = 0, .scr = 0};
+    }
+    const kp_red_tree t = {.n = N, .me = x, .root = mx.rnode, .k = k, .commute = s->commute, .ctx = &mx,
+                           .rank = master_rank, .len = m, .ibuf = ibuf, .ioff = ioff, .rbuf = KP_BUF_RECV,
+                           .roff = 0, .scr = 0};
     kp_red_tree_run(s, &t);
     return kp_sched_finish(s);
 }
