@@ -14,6 +14,9 @@
 #                     the reductions in double with MPI_SUM, allreduce with its bw_limit)
 #   BENCH_ARGS        extra kport-bench options (default: none = 1 B .. 1 MiB)
 #   BENCH_B2B         calls per back-to-back batch (default 8; 0: isolated calls only)
+#   BENCH_B2B_COLLS   collectives also run back to back (default: allgather barrier gather
+#                     alltoall bcast allreduce; the other new ones isolated only, to keep
+#                     make bench short)
 #   BENCH_B2B_ALGS    algorithms of the back-to-back runs (default native,auto,memcpy;
 #                     ignored when BENCH_ARGS has -a)
 #   BENCH_NP          ranks (default 2; MPICH busy-polls, keep it <= cores)
@@ -38,6 +41,7 @@ np=${BENCH_NP:-2}
 out=${BENCH_OUT:-build/bench}
 colls=${BENCH_COLLS:-allgather barrier gather alltoall bcast scatter reduce allreduce reduce_scatter_block reduce_scatter}
 b2b=${BENCH_B2B:-8}
+b2b_colls=${BENCH_B2B_COLLS:-allgather barrier gather alltoall bcast allreduce}
 b2b_algs=${BENCH_B2B_ALGS:-native,auto,memcpy}
 mpis=${BENCH_MPIS:-ompi mpich}
 mkdir -p "$out"
@@ -182,7 +186,7 @@ for coll in $colls; do
         runner "$mpi" "$np"
         [ "$coll" = allgather ] && [ "$recheck" = 1 ] || isolated "$coll" "$mpi"
         files+=("$out/$coll-$mpi-p$np.jsonl")
-        if [ "$b2b" != 0 ]; then
+        if [ "$b2b" != 0 ] && [[ " $b2b_colls " == *" $coll "* ]]; then
             f="$out/$coll-$mpi-p$np-b2b$b2b.jsonl"
             algs=$b2b_algs
             [ "$coll" = barrier ] && algs=${algs//,memcpy/} # nothing to copy
