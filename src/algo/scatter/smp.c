@@ -13,7 +13,10 @@
  * buffer into the segment (one copy per run of consecutive ranks) and
  * posts; its own block goes send -> receive buffer (nothing under
  * MPI_IN_PLACE). A leader alone on its node receives its block straight
- * into its receive buffer. Every non-master posts once on entry, and every
+ * into its receive buffer. When a node's blocks take at most KP_LINE - 8 =
+ * 248 bytes they travel in the master's flag line instead of the segment
+ * (post_line / wait_line: a node-mate gets the flag and its block with one
+ * cache-line transfer). Every non-master posts once on entry, and every
  * rank of the node waits for the entry posts of the non-masters but itself
  * in its last round (non-masters know the master has entered from its
  * post): the node fence of algo/smp_common.h (no rank leaves a call before every
@@ -32,13 +35,14 @@
  *   plus (blocks of nodes of non-consecutive ranks) m tc at the root (the
  *   packing, which those nodes' messages wait for); the root's node costs
  *   (c - 1) m tc + sync + m tc.
- * Memory: a shared segment of c m bytes on every node with c > 1 (per call
- * half); scratch at the root of (blocks of remote nodes whose ranks are not
+ * Memory: a shared segment of c m bytes on every node with c > 1 and
+ * c m > 248 (per call half; else the master's flag line); scratch at the root of (blocks of remote nodes whose ranks are not
  * consecutive) * m bytes. Restrictions: none (any P, any layout, any root;
  * no layout: every rank its own node, and this is the Direct scatter with
  * every send at once). Parameters: none.
  *
- * Example, P = 7 on 3 nodes by rank mod 3: {0,3,6} {1,4} {2,5}, root 4:
+ * Example, P = 7 on 3 nodes by rank mod 3: {0,3,6} {1,4} {2,5}, root 4,
+ * m = 1000 bytes (with m <= 82 every node's blocks would ride in lines):
  *   round 0  4 copies send[1] -> segment block 0 and send[4] -> recv; packs
  *            blocks 0, 3, 6 and 2, 5 into scratch; everyone but 4, 0, 2
  *            posts 1 (entered)
@@ -79,6 +83,15 @@ static void pack_node(kp_sched *s, const kp_smp *v, int n, int buf, int64_t base
     }
 }
 
+/* the master's post 1: the node's blocks are in place (in its line: inl) */
+static void publish(kp_sched *s, int inl)
+{
+    if (inl)
+        kp_sched_post_line(s);
+    else
+        kp_sched_post(s);
+}
+
 int kp_scatter_smp_build(kp_sched *s, const kp_params *prm)
 {
     (void)prm;
@@ -93,23 +106,31 @@ int kp_scatter_smp_build(kp_sched *s, const kp_params *prm)
     const kp_smp v = kp_smp_view(s);
     const int N = kp_smp_nnodes(&v), x = kp_smp_node_of(&v, me), ns = kp_smp_size(&v, x);
     const int rnode = kp_smp_node_of(&v, root), master = x == rnode ? root : kp_smp_leader(&v, x);
-    if (ns > 1)
+    /* the node's blocks: in the master's flag line when they fit (a mate gets
+     * flag and block with one transfer), else in the segment */
+    const int inl = ns > 1 && (int64_t)ns * m <= KP_LINE - 8;
+    const int area = inl ? KP_BUF_LINE : KP_BUF_SHM;
+    const int64_t base = inl ? (int64_t)kp_smp_local(&v, master) * KP_LINE + 8 : 0;
+    if (ns > 1 && !inl)
         kp_sched_need_shm(s, (int64_t)ns * m);
 
     if (me != master) { /* entered; wait for the node's blocks; mine out */
         kp_sched_post(s);
-        kp_sched_wait(s, master, 1);
+        if (inl)
+            kp_sched_wait_line(s, master, 1);
+        else
+            kp_sched_wait(s, master, 1);
         kp_sched_next_round(s);
-        kp_sched_copy(s, KP_BUF_SHM, (int64_t)kp_smp_local(&v, me) * m, KP_BUF_RECV, 0, m);
+        kp_sched_copy(s, area, base + (int64_t)kp_smp_local(&v, me) * m, KP_BUF_RECV, 0, m);
         kp_smp_wait_node(s, &v, x, 1, master); /* the fence: every node-mate has entered */
         return kp_sched_finish(s);
     }
     if (me != root) { /* a leader: the node's blocks from the root */
-        kp_sched_recv(s, root, ns > 1 ? KP_BUF_SHM : KP_BUF_RECV, 0, (int64_t)ns * m);
+        kp_sched_recv(s, root, ns > 1 ? area : KP_BUF_RECV, base, (int64_t)ns * m);
         kp_sched_next_round(s);
         if (ns > 1) {
-            kp_sched_post(s);
-            kp_sched_copy(s, KP_BUF_SHM, 0, KP_BUF_RECV, 0, m);
+            publish(s, inl);
+            kp_sched_copy(s, area, base, KP_BUF_RECV, 0, m);
             kp_smp_wait_node(s, &v, x, 1, -1);
         }
         return kp_sched_finish(s);
@@ -119,7 +140,7 @@ int kp_scatter_smp_build(kp_sched *s, const kp_params *prm)
     if (!s->inplace)
         kp_sched_copy(s, KP_BUF_SEND, (int64_t)root * m, KP_BUF_RECV, 0, m);
     if (ns > 1)
-        pack_node(s, &v, x, KP_BUF_SHM, 0);
+        pack_node(s, &v, x, area, base);
     int64_t scratch = 0;
     for (int n = 0; n < N; n++) {
         const int64_t len = (int64_t)kp_smp_size(&v, n) * m;
@@ -135,7 +156,7 @@ int kp_scatter_smp_build(kp_sched *s, const kp_params *prm)
     kp_sched_need_scratch(s, scratch);
     kp_sched_next_round(s);
     if (ns > 1)
-        kp_sched_post(s);
+        publish(s, inl);
     for (int n = 0, off = 0; n < N; n++)
         if (n != x && !consecutive(&v, n)) {
             const int64_t len = (int64_t)kp_smp_size(&v, n) * m;
