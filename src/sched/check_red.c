@@ -5,9 +5,11 @@
  * races) treats a KP_OP_REDUCE as a copy that reads a and b and writes dst
  * (check.c).
  *
- * Values are expressions, interned in a hash table so that equal trees are
- * equal numbers: a leaf is (call, rank, element position), rank's input at
- * that position; a node is combine(a, b), a the left operand. For a
+ * Values are expressions: a leaf is (call, rank, element position), rank's
+ * input at that position; a node is combine(a, b), a the left operand. For
+ * allreduce, whose ranks' results are compared, combines are interned in a
+ * hash table so that equal trees are equal numbers (the other collectives
+ * skip the table: its random accesses were most of their checking time). For a
  * commutative operation combine(a, b) and combine(b, a) are the same value
  * (IEEE + and * commute exactly); association is never ignored, since
  * (x + y) + z and x + (y + z) differ in floating point. Each value carries
@@ -64,6 +66,7 @@ struct kp_red {
     slot *slot;     /* combines, open addressing (leaves are never looked up) */
     int64_t nslot, nused;
     int sym;        /* commutative: combine(a, b) is combine(b, a) */
+    int intern;     /* allreduce: equal combines are one value (ranks' results compared) */
     int64_t *ref[NCALLS_MAX]; /* allreduce: the reference result per position */
     int refrank[NCALLS_MAX];
 };
@@ -140,25 +143,31 @@ static int64_t leaf(ctx *c, int call, int rank, int64_t pos)
     return id;
 }
 
-/* combine(a, b): the value already made (for a commutative operation also
- * as combine(b, a), keeping the operands' order first seen), or a new one;
+/* combine(a, b): for allreduce the value already made (for a commutative
+ * operation also as combine(b, a), keeping the operands' order first seen)
+ * or a new one; elsewhere always a new one (no result is compared with
+ * another, and the table's random accesses are most of the checker's time);
  * -1 when out of memory */
 static int64_t combine(ctx *c, int64_t a, int64_t b)
 {
     struct kp_red *t = c->red;
-    if (2 * (t->nused + 1) > t->nslot && grow_slots(t))
-        return -1;
-    uint64_t h = key_hash(t, a, b);
-    for (; t->slot[h].id; h = (h + 1) & (uint64_t)(t->nslot - 1)) {
-        const slot *x = &t->slot[h];
-        if ((x->a == a && x->b == b) || (t->sym && x->a == b && x->b == a))
-            return x->id - 1;
+    uint64_t h = 0;
+    if (t->intern) {
+        if (2 * (t->nused + 1) > t->nslot && grow_slots(t))
+            return -1;
+        for (h = key_hash(t, a, b); t->slot[h].id; h = (h + 1) & (uint64_t)(t->nslot - 1)) {
+            const slot *x = &t->slot[h];
+            if ((x->a == a && x->b == b) || (t->sym && x->a == b && x->b == a))
+                return x->id - 1;
+        }
     }
     const int64_t id = new_value(t, a, b);
     if (id < 0)
         return -1;
-    t->slot[h] = (slot){a, b, id + 1};
-    t->nused++;
+    if (t->intern) {
+        t->slot[h] = (slot){a, b, id + 1};
+        t->nused++;
+    }
     node *x = &t->v[id];
     const node *l = &t->v[a], *r = &t->v[b];
     x->pos = l->pos;
@@ -294,6 +303,7 @@ int kp_red_setup(ctx *c)
         return fail(c, "checker out of memory");
     c->red->nw = (P + 63) / 64;
     c->red->sym = c->commute != 0;
+    c->red->intern = c->coll == KP_COLL_ALLREDUCE; /* only allreduce compares results' trees */
     return 0;
 }
 
