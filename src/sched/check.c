@@ -77,13 +77,13 @@ static uint64_t token(int call, uint64_t origin, int64_t i)
 
 /* does this rank's send buffer alias its receive buffer (kp_sched_aliased:
  * bcast and scatter never alias)? Gather's flag is the root's in every
- * rank's schedule and aliases only there; reduce's non-roots may be built
- * without it (the core's are: only the root passes MPI_IN_PLACE). */
+ * rank's schedule and aliases only there; reduce's non-roots are built
+ * without it (only the root passes MPI_IN_PLACE; kp_red_setup). */
 static int aliased(ctx *c, int rank)
 {
     if (!kp_sched_aliased(&c->sc[rank]))
         return 0;
-    return c->coll != KP_COLL_GATHER || rank == c->root;
+    return (c->coll != KP_COLL_GATHER && c->coll != KP_COLL_REDUCE) || rank == c->root;
 }
 
 /* physical location of region r of `owner`'s buffers during call `call` */

@@ -273,6 +273,9 @@ int kp_red_setup(ctx *c)
         return fail(c, "%s %s block offsets (sched.block_off: reduce_scatter's, and only its)",
                     kp_coll_name(c->coll), c->block_off ? "with" : "without");
     for (int r = 0; r < P; r++) {
+        if (c->coll == KP_COLL_REDUCE && r != c->root && sc[r].inplace)
+            return fail(c, "reduce: rank %d's schedule was built with MPI_IN_PLACE, which only the root %d passes "
+                        "(build the other ranks without it)", r, c->root);
         if (sc[r].elem != sc[0].elem || sc[r].commute != sc[0].commute ||
             (!sc[r].block_off) != (!sc[0].block_off) ||
             (sc[r].block_off && memcmp(sc[r].block_off, sc[0].block_off, (size_t)(P + 1) * sizeof(int64_t))))

@@ -404,6 +404,10 @@ static void broken(void)
     shape rs = {KP_COLL_REDUCE_SCATTER, 2, 0, 0, 1, 16, 8, NULL, NULL};
     init(s, &rs);
     expect("reduce_scatter without block offsets", s, &rs, "reduce_scatter without block offsets");
+    shape ip = {KP_COLL_REDUCE, 3, 1, 1, 1, 16, 8, NULL, NULL};
+    reduce_binomial(s, &ip, RED_OK);
+    s[2].inplace = 1;
+    expect("reduce with MPI_IN_PLACE at a non-root", s, &ip, "reduce: rank 2's schedule was built with MPI_IN_PLACE");
     shape ar = {KP_COLL_ALLREDUCE, 2, 0, 0, 1, 16, 8, NULL, NULL};
     init(s, &ar);
     s[1].elem = 4;
