@@ -282,8 +282,10 @@ int kb_coll_main(const kb_coll *bc, int argc, char **argv)
                 kbc_predict_row(&o, &layout, P, size, &o.algs[ai], &res[(size_t)ai * nsizes + si]);
         for (int ai = 0; ai < o.nalgs; ai++) /* the bw_limit column's median beside every row of the size */
             if (o.algs[ai].is_limit && size > 0 && res[(size_t)ai * nsizes + si].status == RES_OK)
-                for (int aj = 0; aj < o.nalgs; aj++)
+                for (int aj = 0; aj < o.nalgs; aj++) {
+                    res[(size_t)aj * nsizes + si].has_limit = 1;
                     res[(size_t)aj * nsizes + si].limit = res[(size_t)ai * nsizes + si].t.median;
+                }
 
         for (int ai = 0; ai < o.nalgs; ai++) {
             alg_entry *a = &o.algs[ai];

@@ -87,7 +87,8 @@ typedef struct result {
     char msg[KB_ERR_LEN];  /* why n/a or failed */
     int has_pred;          /* --predict: the model's time (rank 0) */
     double pred, pred_hockney; /* seconds */
-    double limit;          /* the bw_limit column's median at this size (seconds), 0: none */
+    int has_limit;         /* the bw_limit column ran at this size (not size 0): */
+    double limit;          /* its median (seconds; back to back it may be <= 0 when below the noise) */
 } result;
 
 typedef struct run_state {

@@ -111,10 +111,12 @@ void kbc_json_line(const options *o, const char *mpi, int P, int hosts, size_t s
                r->t.median * 1e6, r->t.min * 1e6, r->t.avg * 1e6, r->t.max * 1e6, r->iters);
     else
         printf(",\"median_us\":null,\"min_us\":null,\"avg_us\":null,\"max_us\":null,\"iterations\":0");
-    if (r->limit > 0) {
+    if (r->has_limit) { /* the ratio only where the limit is a time (back to back it can be <= 0) */
         printf(",\"bw_limit_us\":%.3f", r->limit * 1e6);
-        if (r->status == RES_OK)
+        if (r->status == RES_OK && r->limit > 0)
             printf(",\"bw_limit_ratio\":%.3f", r->t.median / r->limit);
+        else
+            printf(",\"bw_limit_ratio\":null");
     }
     if (o->predict && r->has_pred)
         printf(",\"predicted_us\":%.3f,\"predicted_hockney_us\":%.3f", r->pred * 1e6, r->pred_hockney * 1e6);
@@ -226,7 +228,7 @@ void kbc_print_limits(const options *o, const size_t *sizes, int nsizes, const r
 {
     int any = 0;
     for (int si = 0; si < nsizes; si++)
-        any |= res[si].limit > 0; /* the first column's row carries it as every row does */
+        any |= res[si].has_limit; /* the first column's row carries it as every row does */
     if (!any)
         return;
     printf("\n# Against the memory-bandwidth limit: median / bw_limit (1.00: at the limit)\n");
@@ -239,7 +241,7 @@ void kbc_print_limits(const options *o, const size_t *sizes, int nsizes, const r
         }
     printf("\n");
     for (int si = 0; si < nsizes; si++) {
-        if (!(res[si].limit > 0))
+        if (!res[si].has_limit)
             continue;
         printf("%-10zu%12.2f", sizes[si], res[si].limit * 1e6);
         for (int ai = 0; ai < o->nalgs; ai++) {
@@ -247,7 +249,7 @@ void kbc_print_limits(const options *o, const size_t *sizes, int nsizes, const r
             if (o->algs[ai].is_limit)
                 continue;
             char cell[32];
-            if (r->status == RES_OK)
+            if (r->status == RES_OK && r->limit > 0)
                 snprintf(cell, sizeof cell, "%.2f", r->t.median / r->limit);
             else
                 snprintf(cell, sizeof cell, "-");
