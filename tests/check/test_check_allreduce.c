@@ -4,12 +4,14 @@
  * exactly once, combined in rank order for a non-commutative operation,
  * and the same expression tree on every rank (kp_check_red_on).
  *
- * Sweep: P = 1..64 (KPORT_CHECK_PMAX), the algorithm's parameter 1..8 (k,
- * or chunk_kb 0..8 for shm_flat; values that clamp to one already run are
- * skipped), element counts {1, P-1, P, 3P+1} of 8-byte elements, commutative
- * and not, with and without MPI_IN_PLACE; elements of 1, 4 and 16 bytes at
- * the default parameters; a vector long enough to pipeline (shm_flat with
- * chunk_kb = 1, every other algorithm the same length); node layouts for the
+ * Sweep: P = 1..64 (KPORT_CHECK_PMAX), the algorithm's parameter k 1..8
+ * (values that clamp to one already run are skipped), element counts
+ * {1, P-1, P, 3P+1} of 8-byte elements, commutative and not, with and
+ * without MPI_IN_PLACE; elements of 1, 4 and 16 bytes at the default
+ * parameters; vectors long enough to pipeline (256 c + 3P + 1 elements:
+ * shm_flat with chunk_kb = c = 1..8, two chunks and a short third, at P <=
+ * 16 and P = 17, 25, ..., c = 1 and 5 there; the other algorithms c = 1);
+ * node layouts for the
  * node algorithms: shm_flat on one node (and refused on two), smp with no
  * layout, one node, blocks of 2, 3 and P/2+1, cyclic over 2 and 3, uneven
  * nodes (1, 2, 3, 1, 2, 3, ...) and a random layout.
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- layouts ------------------------------------------------------------------ */
 
@@ -156,11 +159,8 @@ static void check_one(const kp_algo *a, const kp_params *prm, const layout *ly, 
 static int param_values(const kp_algo *a, const kp_layout *L, int P, kp_params *out)
 {
     int n = 0;
-    if (a->params & KP_PARAM_CHUNK) {
-        for (int c = 0; c <= 8; c++) {
-            out[n] = a->defaults;
-            out[n++].chunk_kb = c;
-        }
+    if (a->params & KP_PARAM_CHUNK) { /* chunks of 1..8 KiB: the pipelined vector below */
+        out[n++] = a->defaults;
         return n;
     }
     if (!(a->params & KP_PARAM_K)) {
@@ -212,13 +212,17 @@ static void sweep_algo(const kp_algo *a, int P)
             for (int ci = 0; ci < 4; ci += 3)
                 for (int v = 0; v < 4; v++)
                     check_one(a, &def, ly, P, counts[ci] ? counts[ci] : 1, elems[ei], v & 1, v >> 1);
-        /* long enough to pipeline: 2.5 KiB + one element of 8 bytes in chunks of 1 KiB */
+        /* long enough to pipeline: shm_flat in chunks of 1..8 KiB (P <= 16 and
+         * a few above, the others at every 8th), with a short last chunk */
         if (P <= 16 || P % 8 == 1) {
             kp_params pipe = a->defaults;
-            if (shm)
-                pipe.chunk_kb = 1;
-            for (int v = 0; v < 4; v++)
-                check_one(a, &pipe, ly, P, 321 + (int64_t)P * 3, 8, v & 1, v >> 1);
+            for (int c = 1; c <= (shm ? 8 : 1); c++) {
+                if (shm && P > 16 && c % 4 != 1)
+                    continue;
+                pipe.chunk_kb = shm ? c : pipe.chunk_kb;
+                for (int v = 0; v < 4; v++)
+                    check_one(a, &pipe, ly, P, 256 * c + 3 * (int64_t)P + 1, 8, v & 1, v >> 1);
+            }
         }
     }
     free_layouts(ls, nl);
@@ -361,9 +365,11 @@ int main(void)
     negative_tests();
     for (int i = 0; i < kp_algo_count(KP_COLL_ALLREDUCE); i++) {
         const kp_algo *a = kp_algo_at(KP_COLL_ALLREDUCE, i);
+        const clock_t t0 = clock();
         for (int P = 1; P <= pmax; P++)
             sweep_algo(a, P);
-        printf("%s: %ld algorithm checks so far, %ld failures\n", a->name, nchecks, fails);
+        printf("%s: %ld algorithm checks so far, %ld failures (%.1f s)\n", a->name, nchecks, fails,
+               (double)(clock() - t0) / CLOCKS_PER_SEC);
     }
     CHECK(kp_algo_count(KP_COLL_ALLREDUCE) >= 6, "the registry has %d allreduce algorithms, expected 6",
            kp_algo_count(KP_COLL_ALLREDUCE));
