@@ -547,6 +547,8 @@ void kp_sched_dump(const kp_sched *s, FILE *out)
 
 int kp_ilog(int64_t x, int64_t b)
 {
+    if (b == 2) /* the common base (kport-sim builds millions of ranks' schedules with it) */
+        return x >= 1 ? 63 - __builtin_clzll((unsigned long long)x) : 0;
     int e = 0;
     while (x >= b) {
         x /= b;

@@ -58,7 +58,7 @@ const char *kp_strerror(int code)
     case KP_ERR_DATATYPE: return "KP_ERR_DATATYPE: datatype not supported";
     case KP_ERR_COMM: return "KP_ERR_COMM: invalid communicator (null or inter-communicator)";
     case KP_ERR_PARAM: return "KP_ERR_PARAM: invalid algorithm name or parameter";
-    case KP_ERR_UNSUPPORTED: return "KP_ERR_UNSUPPORTED: the forced algorithm cannot apply to this call";
+    case KP_ERR_UNSUPPORTED: return "KP_ERR_UNSUPPORTED: kport cannot serve this call (a forced algorithm that cannot apply, a resource MPI refused, or an operation and datatype kport leaves to MPI)";
     case KP_ERR_NOMEM: return "KP_ERR_NOMEM: out of memory";
     case KP_ERR_MPI: return "KP_ERR_MPI: an MPI call failed";
     case KP_ERR_INTERNAL: return "KP_ERR_INTERNAL: internal error (a kport bug)";
