@@ -38,6 +38,22 @@ static inline int64_t kp_red_piece(int64_t len, int64_t elem, int q, int n)
     return len / elem * q / n * elem;
 }
 
+/* The stride of slots of len bytes in the segment: len rounded up to a
+ * multiple of 128 bytes (two cache lines) and of the element, so that every
+ * slot starts on a line and a combine's offsets there stay whole elements
+ * (an element of 24 bytes, three doubles, does not divide 128). */
+static inline int64_t kp_red_stride(int64_t len, int64_t elem)
+{
+    int64_t a = elem, b = 128;
+    while (b) {
+        const int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    const int64_t unit = elem / a * 128; /* lcm(elem, 128) */
+    return (len + unit - 1) / unit * unit;
+}
+
 /* Do (b1, o1) and (b2, o2), both len bytes, overlap in part (neither the
  * same bytes nor disjoint)? Under MPI_IN_PLACE KP_BUF_SEND is the receive
  * buffer from offset 0 (reductions). kp_sched_reduce allows a destination
@@ -345,7 +361,7 @@ static inline int kp_red_nodes_consecutive(const kp_smp *v)
 /*
  * The node's ranks reduce V bytes of their send buffers into the node's
  * result area of the segment: round 0 copies the own vector into slot
- * `local` (slots 128-byte aligned), then post 1 and a wait for post 1 of
+ * `local` (slots 128-byte and element aligned), then post 1 and a wait for post 1 of
  * every node-mate (the node fence of algo/smp_common.h: no rank leaves
  * before all have entered, so slots and result area of call c are not
  * rewritten in call c+2 before every reader is done with them), then the
@@ -359,7 +375,7 @@ static inline int64_t kp_red_node_reduce(kp_sched *s, const kp_smp *v, int64_t V
     const int me = s->rank, node = kp_smp_node_of(v, me), ns = kp_smp_size(v, node), l = kp_smp_local(v, me);
     if (ns == 1)
         return -1;
-    const int64_t stride = (V + 127) / 128 * 128, res = (int64_t)ns * stride;
+    const int64_t stride = kp_red_stride(V, s->elem), res = (int64_t)ns * stride;
     kp_sched_need_shm(s, res + V);
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)l * stride, V);
     kp_sched_next_round(s);

@@ -41,7 +41,8 @@
  *       + m tc (the root's copy out) + 2 nch sync,
  * the copy-in of chunk i+1 and the root's copy-out of chunk i-1 overlapped
  * with the reduction of chunk i.
- * Memory: a segment of (P + 1) ceil128(chunk) bytes (one chunk) or twice
+ * Memory: a segment of (P + 1) stride(chunk) bytes (kp_red_stride: rounded up to a
+ * multiple of 128 bytes and of the element) for one chunk, or twice
  * that (pipelined) per call half; no scratch.
  * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
  * Parameter chunk_kb: chunk in KiB (0: the whole vector up to 512 KiB, else
@@ -80,7 +81,7 @@ int kp_reduce_shm_flat_build(kp_sched *s, const kp_params *prm)
         ch = e;
     const int64_t nch = (m + ch - 1) / ch;
     const int sets = nch > 1 ? 2 : 1;
-    const int64_t stride = (ch + 127) / 128 * 128;
+    const int64_t stride = kp_red_stride(ch, e);
     kp_sched_need_shm(s, (int64_t)sets * (P + 1) * stride);
 #define SLOT(q, i) ((((int64_t)(i) % sets) * (P + 1) + (q)) * stride)
 #define RES(i) SLOT(P, i)

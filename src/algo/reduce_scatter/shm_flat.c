@@ -22,7 +22,8 @@
  * per byte, gamma = combine time per byte, sync = post + wait):
  *   T = V tc + sync + (P - 1) max_r n_r gamma,
  * the combines of all ranks in parallel.
- * Memory: a segment of P ceil128(V) bytes (per call half); no scratch.
+ * Memory: a segment of P stride(V) bytes (per call half; kp_red_stride: V rounded up to
+ * a multiple of 128 bytes and of the element); no scratch.
  * Restrictions: all ranks on one node (else KP_ERR_UNSUPPORTED).
  * Parameters: none.
  *
@@ -49,7 +50,7 @@ int kp_reduce_scatter_shm_flat_build(kp_sched *s, const kp_params *prm)
         kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_RECV, 0, V);
         return kp_sched_finish(s);
     }
-    const int64_t stride = (V + 127) / 128 * 128;
+    const int64_t stride = kp_red_stride(V, s->elem);
     kp_sched_need_shm(s, (int64_t)P * stride);
     kp_sched_copy(s, KP_BUF_SEND, 0, KP_BUF_SHM, (int64_t)me * stride, V);
     kp_sched_next_round(s);
