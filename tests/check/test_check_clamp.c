@@ -121,6 +121,8 @@ static void expected_name(const kp_algo *a, const char *pn, int v, int P, int nn
     }
     int e = runs_as(a, pn, v, P, nnodes);
     int n = snprintf(out, len, "%s:%s=%d", a->name, pn, e);
+    if (strcmp(pn, "chunk_kb") && (a->params & KP_PARAM_CHUNK)) /* a second parameter (bcast smp): its default */
+        n += snprintf(out + n, len - (size_t)n, ",chunk_kb=%d", a->defaults.chunk_kb);
     if (e == v)
         return;
     if (is_smp(a->name))
