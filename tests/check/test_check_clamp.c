@@ -202,7 +202,11 @@ int main(void)
                             for (int rt = 0; rt < nroot; rt++)
                                 for (int ip = 0; ip < nip; ip++) {
                                     kp_check_result res;
-                                    kp_check_algo_on(a, &prm, &L, P, sizes[b], rt, ip, &res);
+                                    int64_t off[9]; /* reduce_scatter: the vector split evenly */
+                                    for (int j = 0; j <= P; j++)
+                                        off[j] = sizes[b] * j / P;
+                                    kp_check_red_on(a, &prm, &L, P, sizes[b], rt, ip, 1, 1,
+                                                    coll == KP_COLL_REDUCE_SCATTER ? off : NULL, &res);
                                     int good = want ? res.refused && res.refuse_code == want && res.msg[0]
                                                     : !res.refused && res.ok;
                                     result(good, "%s %s P=%d (%s) bytes=%lld root=%d%s: expected %s, got %s: %s",
