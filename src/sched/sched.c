@@ -33,7 +33,9 @@ void kp_sched_set_reduction(kp_sched *s, int64_t elem, int commute, const int64_
 
 int kp_sched_aliased(const kp_sched *s)
 {
-    return s->inplace && s->coll != KP_COLL_BCAST && s->coll != KP_COLL_SCATTER;
+    /* reduce: MPI_IN_PLACE is the root's alone (a non-root has no receive buffer) */
+    return s->inplace && s->coll != KP_COLL_BCAST && s->coll != KP_COLL_SCATTER &&
+           !(s->coll == KP_COLL_REDUCE && s->rank != s->root);
 }
 
 int64_t kp_sched_block_off(const kp_sched *s, int j)
@@ -70,7 +72,7 @@ int64_t kp_sched_bufsize(const kp_sched *s, int buf)
     case KP_COLL_SCATTER:
         return send ? (root ? all : 0) : (root && s->inplace ? 0 : s->bytes);
     case KP_COLL_REDUCE:
-        return send ? (s->inplace ? 0 : s->bytes) : root ? s->bytes : 0;
+        return send ? (s->inplace && root ? 0 : s->bytes) : root ? s->bytes : 0;
     case KP_COLL_ALLREDUCE:
         return send && s->inplace ? 0 : s->bytes;
     case KP_COLL_REDUCE_SCATTER_BLOCK:

@@ -189,8 +189,8 @@ void kp_sched_set_reduction(kp_sched *s, int64_t elem, int commute, const int64_
  *                   data when the call starts and must hold it at the end);
  *  scatter          send = P*bytes at the root, 0 elsewhere; recv = bytes
  *                   (0 at the root under MPI_IN_PLACE: its block stays in send);
- *  reduce           send = bytes (0 under MPI_IN_PLACE); recv = bytes at the
- *                   root, 0 elsewhere;
+ *  reduce           send = bytes (0 at the root under MPI_IN_PLACE, which is
+ *                   the root's alone); recv = bytes at the root, 0 elsewhere;
  *  allreduce        send = bytes (0 under MPI_IN_PLACE); recv = bytes;
  *  reduce_scatter_block  send = P*bytes (0 under MPI_IN_PLACE); recv = bytes
  *                   (P*bytes under MPI_IN_PLACE: the input is there, the
@@ -202,7 +202,8 @@ void kp_sched_set_reduction(kp_sched *s, int64_t elem, int commute, const int64_
  * offset 0, and KP_BUF_SEND regions resolve there (kp_sched_aliased). */
 int64_t kp_sched_bufsize(const kp_sched *s, int buf);
 /* Does KP_BUF_SEND alias KP_BUF_RECV (MPI_IN_PLACE)? Not for bcast and
- * scatter: under MPI_IN_PLACE scatter's root simply has no receive buffer. */
+ * scatter (under MPI_IN_PLACE scatter's root simply has no receive buffer),
+ * nor for a reduce's non-root (MPI_IN_PLACE is the root's alone). */
 int kp_sched_aliased(const kp_sched *s);
 /* Offset in the receive buffer that the send buffer aliases under MPI_IN_PLACE. */
 int64_t kp_sched_inplace_offset(const kp_sched *s);
