@@ -20,13 +20,10 @@ if(TARGET kport-sim)
   add_test(NAME sim_reduce_detects COMMAND test_reduce --perturb ${PROJECT_SOURCE_DIR}/tests/data/loggopsim_hand/reduce.txt)
   set_tests_properties(sim_reduce_detects PROPERTIES PASS_REGULAR_EXPRESSION
                        "FAIL [^\n]*LogGOPSim reduce2 m=8 set a rank 0: 2624 ns, kport 2623\\.000 ns.*, 68 failed")
-  # the six collectives of issue 37 at a million ranks (2^20 and 10^6; 2^16 and 65,536 under the
-  # sanitizers), allreduce recursive doubling against its closed form (tests/sim/million.sh)
-  if(KPORT_SANITIZE)
-    add_test(NAME sim_million COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/million.sh $<TARGET_FILE:kport-sim> 16 65536)
-  else()
-    add_test(NAME sim_million COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/million.sh $<TARGET_FILE:kport-sim>)
-  endif()
+  # the six collectives of issue 37 at 2^16 and 65,536 ranks, allreduce recursive doubling against
+  # its closed form (tests/sim/million.sh). The million-rank run (2^20 and 10^6, the script's
+  # default: 24 s here) is a benchmark, not a test: bash tests/sim/million.sh build/ompi/kport-sim
+  add_test(NAME sim_million COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/million.sh $<TARGET_FILE:kport-sim> 16 65536)
   set_tests_properties(sim_million PROPERTIES TIMEOUT 1200 PASS_REGULAR_EXPRESSION "all 6 collectives ran")
 endif()
 # predict_report.py's text and --json outputs agree on a recorded make bench
