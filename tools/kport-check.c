@@ -135,7 +135,7 @@ static int layout_for(int P, int node_size, const char *map, int cma, kp_layout 
 /* --predict: the cost model's time of every (algorithm, P, bytes) */
 static int predict_all(const char *file, int coll, const kp_algo **algos, const kp_params *prms, int n, int plo,
                        int phi, const int64_t *sizes, int nsizes, int node_size, const char *map, int cma, int root,
-                       int inplace, kp_timing_rules rules)
+                       int inplace, kp_timing_rules rules, int64_t elem, int commute)
 {
     kp_machine m;
     char err[512];
@@ -160,7 +160,18 @@ static int predict_all(const char *file, int coll, const kp_algo **algos, const 
             const int rt = root < 0 ? 0 : root >= P ? P - 1 : root;
             for (int b = 0; b < nsizes; b++) {
                 kp_model_result res = {0};
-                int rc = kp_model_predict_rules(&m, algos[i], &prms[i], &L, P, sizes[b], rt, inplace, rules, &res);
+                /* reductions with their element size and commutativity; reduce_scatter's vector split
+                 * evenly over the ranks, as the sweep's first split */
+                int64_t *off = NULL;
+                if (coll == KP_COLL_REDUCE_SCATTER && !(off = malloc(sizeof(int64_t) * (size_t)(P + 1)))) {
+                    fprintf(stderr, "kport-check: out of memory\n");
+                    return 2;
+                }
+                if (off)
+                    split_blocks(P, sizes[b], elem, 0, off);
+                int rc = kp_model_predict_red(&m, algos[i], &prms[i], &L, P, sizes[b], rt, inplace, elem, commute, off,
+                                              rules, &res);
+                free(off);
                 if (rc) {
                     printf("%-40s %6d %12lld error: %s\n", name, P, (long long)sizes[b], res.msg);
                     bad = 1;
@@ -356,7 +367,7 @@ int main(int argc, char **argv)
 
     if (predict)
         return predict_all(predict, coll, algos, prms, n, plo, phi, sizes, nsizes, node_size, map, cma, root,
-                           inplace_only == 1, rules);
+                           inplace_only == 1, rules, elem, commute);
 
     long checked = 0, refused = 0, failed = 0;
     for (int i = 0; i < n; i++) {
