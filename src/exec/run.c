@@ -244,6 +244,15 @@ void kp_shm_wait(kp_comm *c, _Atomic uint64_t *flag, uint64_t target, MPI_Reques
         if (n > 0 && (spins & 31) == 0) { /* the poster may need our messages to move */
             int done;
             MPI_Testall(n, reqs, &done, kp_statuses_ignore);
+        } else if (n == 0 && yield && (spins & 15) == 0) {
+            /* A wait that lasts: drive MPI's progress, which a peer's
+             * one-sided call may need from this rank (MPICH 4.0.2 over UCX:
+             * a gather root's MPI_Win_flush of kport's transport waited
+             * for its sender, who had gone on into a shared-memory
+             * allreduce and only polled flags: the drop-in's plain_app
+             * hung). Probing is what MPI offers without a request. */
+            int any;
+            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->user, &any, MPI_STATUS_IGNORE);
         }
     }
 }
