@@ -40,6 +40,7 @@
 #include "algo/algo.h"
 #include "sched/check.h"
 #include "sched/goal.h"
+#include "sim/sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,22 +76,6 @@ static int is_reduction(int coll)
 static int is_rooted(int coll)
 {
     return coll == KP_COLL_GATHER || coll == KP_COLL_BCAST || coll == KP_COLL_SCATTER || coll == KP_COLL_REDUCE;
-}
-
-/* reduce_scatter's block offsets off[0 .. P] for a vector of `bytes`: rank
- * j's share of its elements proportional to 1 (even) or to j mod 3 (uneven;
- * all to the last rank when every weight is 0) */
-static void split_blocks(int P, int64_t bytes, int64_t elem, int uneven, int64_t *off)
-{
-    const int64_t n = bytes / elem;
-    int64_t total = 0, acc = 0;
-    for (int j = 0; j < P; j++)
-        total += uneven ? j % 3 : 1;
-    off[0] = 0;
-    for (int j = 0; j < P; j++) {
-        acc += uneven ? j % 3 : 1;
-        off[j + 1] = (total ? n * acc / total : j == P - 1 ? n : 0) * elem;
-    }
 }
 
 static int parse_range(const char *s, int *lo, int *hi)
@@ -168,7 +153,7 @@ static int predict_all(const char *file, int coll, const kp_algo **algos, const 
                     return 2;
                 }
                 if (off)
-                    split_blocks(P, sizes[b], elem, 0, off);
+                    kp_sim_split_blocks(P, sizes[b], elem, 0, off);
                 int rc = kp_model_predict_red(&m, algos[i], &prms[i], &L, P, sizes[b], rt, inplace, elem, commute, off,
                                               rules, &res);
                 free(off);
@@ -333,7 +318,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kport-check: out of memory\n");
             return 2;
         }
-        split_blocks(P, sizes[0], elem, 1, off);
+        kp_sim_split_blocks(P, sizes[0], elem, 1, off);
         const int rt = root < 0 ? 0 : root;
         for (int r = 0; r < P && !rc; r++) {
             const int ip = inplace_only == 1 && (coll != KP_COLL_REDUCE || r == rt);
@@ -395,7 +380,7 @@ int main(int argc, char **argv)
                             if ((inplace_only >= 0 && ip != inplace_only) || (coll == KP_COLL_BARRIER && ip))
                                 continue;
                             kp_check_result res;
-                            split_blocks(P, sizes[b], elem, split, off);
+                            kp_sim_split_blocks(P, sizes[b], elem, split, off);
                             kp_check_red_on(algos[i], &prms[i], &L, P, sizes[b], rt, ip, elem, commute,
                                             coll == KP_COLL_REDUCE_SCATTER ? off : NULL, &res);
                             if (res.refused) {
